@@ -1,0 +1,217 @@
+package otlphttpretry // import "github.com/otlphttpretry/otlphttpretry"
+
+import (
+	"encoding"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configcompression"
+	"go.opentelemetry.io/collector/config/confighttp"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+
+	"github.com/otlphttpretry/otlphttpretry/retry"
+)
+
+// EncodingType is the wire encoding of the OTLP payload.
+type EncodingType string
+
+const (
+	EncodingProto EncodingType = "proto"
+	EncodingJSON  EncodingType = "json"
+)
+
+var _ encoding.TextUnmarshaler = (*EncodingType)(nil)
+
+// UnmarshalText rejects anything but proto and json at config load.
+func (e *EncodingType) UnmarshalText(text []byte) error {
+	switch s := EncodingType(text); s {
+	case EncodingProto, EncodingJSON:
+		*e = s
+		return nil
+	default:
+		return fmt.Errorf("invalid encoding %q: use proto or json", string(text))
+	}
+}
+
+// UnauthorizedMode says what a 401 does to the exporter.
+type UnauthorizedMode string
+
+const (
+	// UnauthorizedHalt stops all sending for the life of the process.
+	UnauthorizedHalt UnauthorizedMode = "halt"
+	// UnauthorizedDrop drops the batch that got the 401 and keeps sending.
+	UnauthorizedDrop UnauthorizedMode = "drop"
+)
+
+// TelemetryConfig tunes the exporter's own metrics.
+type TelemetryConfig struct {
+	// Detailed records the metrics the collector reserves for its `detailed`
+	// telemetry level (the Retry-After parse time). The collector does not tell
+	// components its telemetry level, so this mirrors it.
+	Detailed bool `mapstructure:"detailed"`
+}
+
+// Config is the configuration of the otlp_http_retry exporter.
+type Config struct {
+	ClientConfig confighttp.ClientConfig                                  `mapstructure:",squash"`
+	QueueConfig  configoptional.Optional[exporterhelper.QueueBatchConfig] `mapstructure:"sending_queue"`
+
+	// TracesEndpoint, MetricsEndpoint and LogsEndpoint override Endpoint + "/v1/<signal>".
+	TracesEndpoint  string `mapstructure:"traces_endpoint"`
+	MetricsEndpoint string `mapstructure:"metrics_endpoint"`
+	LogsEndpoint    string `mapstructure:"logs_endpoint"`
+
+	// Encoding of the payload: proto (default) or json.
+	Encoding EncodingType `mapstructure:"encoding"`
+
+	// Backoff is the counted exponential backoff for retryable failures without Retry-After.
+	Backoff retry.BackoffConfig `mapstructure:"backoff"`
+	// RetryAfter is the rate-limit path: how Retry-After is honoured.
+	RetryAfter retry.RetryAfterConfig `mapstructure:"retry_after"`
+
+	// IdempotencyHeader names the header that carries the payload's key; empty disables it.
+	IdempotencyHeader string `mapstructure:"idempotency_header"`
+	// AttemptHeader names an optional header carrying the attempt number (1-based); empty disables it.
+	AttemptHeader string `mapstructure:"attempt_header"`
+
+	// StatusOverrides maps an HTTP status code to "retry" or "drop".
+	StatusOverrides map[string]string `mapstructure:"status_overrides"`
+
+	// OnUnauthorized is what a 401 does: halt (default) or drop.
+	OnUnauthorized UnauthorizedMode `mapstructure:"on_unauthorized"`
+
+	Telemetry TelemetryConfig `mapstructure:"telemetry"`
+}
+
+var (
+	_ component.Config    = (*Config)(nil)
+	_ confmap.Unmarshaler = (*Config)(nil)
+)
+
+// Unmarshal decodes the config and turns the core exporter's retry_on_failure
+// section into a start-up error that says where its knobs went.
+func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
+	if conf.IsSet("retry_on_failure") {
+		return errors.New("retry_on_failure is the core otlp_http exporter's key; this exporter retries with its own loop: " +
+			"use backoff (max_attempts, initial_interval, multiplier, max_interval, jitter) and retry_after (default, max, max_elapsed, jitter) instead")
+	}
+	return conf.Unmarshal(cfg)
+}
+
+// Validate checks the whole config and names the key and the fix for every bad value.
+func (cfg *Config) Validate() error {
+	var errs []error
+	if cfg.ClientConfig.Endpoint == "" && cfg.TracesEndpoint == "" && cfg.MetricsEndpoint == "" && cfg.LogsEndpoint == "" {
+		errs = append(errs, errors.New("endpoint: at least one of endpoint, traces_endpoint, metrics_endpoint or logs_endpoint must be set"))
+	}
+	for key, value := range map[string]string{
+		"endpoint": cfg.ClientConfig.Endpoint, "traces_endpoint": cfg.TracesEndpoint,
+		"metrics_endpoint": cfg.MetricsEndpoint, "logs_endpoint": cfg.LogsEndpoint,
+	} {
+		if value == "" {
+			continue
+		}
+		if err := checkURL(value); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", key, err))
+		}
+	}
+	if _, ok := compressors[cfg.ClientConfig.Compression]; !ok {
+		errs = append(errs, fmt.Errorf("compression: %q is not supported; use one of none, gzip, zlib, deflate, snappy, zstd", cfg.ClientConfig.Compression))
+	}
+	if cfg.QueueConfig.HasValue() && cfg.QueueConfig.Get().Batch.HasValue() {
+		errs = append(errs, errors.New("sending_queue::batch: batching after the queue merges and splits payloads and so changes their identity (bytes and idempotency key); "+
+			"remove sending_queue::batch and put the batch processor before this exporter in the pipeline"))
+	}
+	if cfg.IdempotencyHeader != "" && !validHeaderName(cfg.IdempotencyHeader) {
+		errs = append(errs, fmt.Errorf("idempotency_header: %q is not a valid HTTP header name", cfg.IdempotencyHeader))
+	}
+	if cfg.AttemptHeader != "" && !validHeaderName(cfg.AttemptHeader) {
+		errs = append(errs, fmt.Errorf("attempt_header: %q is not a valid HTTP header name", cfg.AttemptHeader))
+	}
+	if cfg.AttemptHeader != "" && http.CanonicalHeaderKey(cfg.AttemptHeader) == http.CanonicalHeaderKey(cfg.IdempotencyHeader) {
+		errs = append(errs, errors.New("attempt_header: must differ from idempotency_header"))
+	}
+	if _, err := cfg.overrides(); err != nil {
+		errs = append(errs, err)
+	}
+	switch cfg.OnUnauthorized {
+	case UnauthorizedHalt, UnauthorizedDrop:
+	default:
+		errs = append(errs, fmt.Errorf("on_unauthorized: %q is not valid; use halt or drop", cfg.OnUnauthorized))
+	}
+	return errors.Join(errs...)
+}
+
+// overrides parses status_overrides into the classifier's table.
+func (cfg *Config) overrides() (map[int]retry.Action, error) {
+	out := make(map[int]retry.Action, len(cfg.StatusOverrides))
+	var errs []error
+	for key, value := range cfg.StatusOverrides {
+		code, err := strconv.Atoi(key)
+		if err != nil || code < 100 || code > 599 {
+			errs = append(errs, fmt.Errorf("status_overrides: key %q is not an HTTP status code (100-599)", key))
+			continue
+		}
+		if code >= 200 && code <= 299 {
+			errs = append(errs, fmt.Errorf("status_overrides: %d is a success code and cannot be overridden", code))
+			continue
+		}
+		switch value {
+		case "retry":
+			out[code] = retry.ActionRetry
+		case "drop":
+			out[code] = retry.ActionDrop
+		default:
+			errs = append(errs, fmt.Errorf("status_overrides: %d: %q is not an action; use retry or drop", code, value))
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+func checkURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("%q is not a valid URL: %w", raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("%q must start with http:// or https://", raw)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("%q has no host", raw)
+	}
+	return nil
+}
+
+// validHeaderName reports whether s is an RFC 9110 token.
+func validHeaderName(s string) bool {
+	for _, c := range []byte(s) {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case c < 0x7f && c > 0x20 && !isSeparator(c):
+		default:
+			return false
+		}
+	}
+	return s != ""
+}
+
+func isSeparator(c byte) bool {
+	for _, s := range []byte(`()<>@,;:\"/[]?={}`) {
+		if c == s {
+			return true
+		}
+	}
+	return false
+}
+
+// compression types the exporter compresses with once, at the door.
+var compressors = map[configcompression.Type]bool{
+	"": true, configcompression.TypeGzip: true, configcompression.TypeZlib: true, configcompression.TypeDeflate: true,
+	configcompression.TypeSnappy: true, configcompression.TypeZstd: true, "none": true,
+}

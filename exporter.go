@@ -1,0 +1,175 @@
+package otlphttpretry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"runtime"
+	"time"
+
+	"github.com/google/uuid"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
+
+	"github.com/otlphttpretry/otlphttpretry/retry"
+)
+
+// gates is shared by every exporter in the process: one gate per
+// destination URL, so that all senders to a throttling URL wait together.
+var gates retry.Gates
+
+// baseExporter is one exporter instance (one signal of one component ID).
+type baseExporter struct {
+	cfg    *Config
+	set    exporter.Settings
+	signal signal
+	clock  retry.Clock
+
+	url             string
+	redactedURL     string
+	contentType     string
+	contentEncoding string
+	userAgent       string
+	persistent      bool
+
+	client      *http.Client
+	loop        *retry.Loop
+	releaseGate func()
+	tel         *telemetry
+}
+
+func newExporter(cfg *Config, set exporter.Settings, sig signal, clock retry.Clock) (*baseExporter, error) {
+	e := &baseExporter{
+		cfg:         cfg,
+		set:         set,
+		signal:      sig,
+		clock:       clock,
+		url:         sig.url(cfg),
+		contentType: protobufContentType,
+		userAgent:   fmt.Sprintf("%s/%s (%s/%s)", set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
+		persistent:  cfg.QueueConfig.HasValue() && cfg.QueueConfig.Get().StorageID != nil,
+	}
+	u, err := url.Parse(e.url)
+	if err != nil {
+		return nil, fmt.Errorf("%s endpoint: %w", sig.name, err)
+	}
+	e.redactedURL = redact(u)
+	if cfg.Encoding == EncodingJSON {
+		e.contentType = jsonContentType
+	}
+	if cfg.ClientConfig.Compression != "" && cfg.ClientConfig.Compression != "none" {
+		e.contentEncoding = string(cfg.ClientConfig.Compression)
+	}
+	overrides, err := cfg.overrides()
+	if err != nil {
+		return nil, err
+	}
+	gate, release := gates.Get(e.url, clock)
+	e.releaseGate = release
+	if e.tel, err = newTelemetry(set, sig.name, e.redactedURL, gate, cfg.Telemetry.Detailed, clock); err != nil {
+		release()
+		return nil, err
+	}
+	e.loop = retry.NewLoop(retry.Policy{
+		Backoff:            cfg.Backoff,
+		RetryAfter:         cfg.RetryAfter,
+		Overrides:          overrides,
+		HaltOnUnauthorized: cfg.OnUnauthorized == UnauthorizedHalt,
+	}, clock, gate, e.tel.observe)
+	e.tel.loop = e.loop
+	return e, nil
+}
+
+// start builds the HTTP client. It runs before the queue starts its
+// consumers, so the client exists before a persistent queue redelivers.
+func (e *baseExporter) start(ctx context.Context, host component.Host) error {
+	clientCfg := e.cfg.ClientConfig
+	clientCfg.Compression = "" // compressed once, at the door
+	client, err := clientCfg.ToClient(ctx, host.GetExtensions(), e.set.TelemetrySettings)
+	if err != nil {
+		return err
+	}
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	e.client = client
+	e.tel.host = host
+	return e.tel.registerGauges()
+}
+
+// stop ends every wait; it runs before exporterhelper's Shutdown, so that
+// its retry sender sees an interrupted payload as a shutdown and a
+// persistent queue keeps it.
+func (e *baseExporter) stop() { e.loop.Stop() }
+
+// shutdown runs last, after the queue has finished with every payload.
+func (e *baseExporter) shutdown(context.Context) error {
+	e.loop.Stop()
+	e.tel.shutdown()
+	e.releaseGate()
+	if e.client != nil {
+		e.client.CloseIdleConnections()
+	}
+	return nil
+}
+
+// newPayload encodes, compresses and keys a batch as it enters the exporter.
+func (e *baseExporter) newPayload(ctx context.Context, items int, marshalProto, marshalJSON func() ([]byte, error)) (xexporterhelper.Request, error) {
+	marshal := marshalProto
+	if e.cfg.Encoding == EncodingJSON {
+		marshal = marshalJSON
+	}
+	raw, err := marshal()
+	if err == nil {
+		var body []byte
+		if body, _, err = compress(e.cfg.ClientConfig.Compression, e.cfg.ClientConfig.CompressionParams.Level, raw); err == nil {
+			var key uuid.UUID
+			if key, err = uuid.NewV7(); err == nil {
+				return &payload{key: key, body: body, items: items, received: e.clock.Now()}, nil
+			}
+		}
+	}
+	e.tel.dropped(ctx, items, dropEncodeFailure)
+	e.tel.warnDrop(dropEncodeFailure, items, "", err)
+	return nil, fmt.Errorf("encoding %d %s items: %w", items, e.signal.name, err)
+}
+
+// push runs the retry loop for one payload and tells exporterhelper the
+// outcome: nil when delivered, a permanent error when dropped, a plain
+// error when interrupted (so a persistent queue keeps the payload).
+func (e *baseExporter) push(ctx context.Context, r xexporterhelper.Request) error {
+	p, ok := r.(*payload)
+	if !ok {
+		return consumererror.NewPermanent(fmt.Errorf("unexpected request type %T", r))
+	}
+	ctx, end := e.tel.startExport(ctx, p)
+	started := e.clock.Now()
+	out := e.loop.Run(ctx, func(ctx context.Context, attempt int) retry.Response {
+		return e.send(ctx, p, attempt)
+	})
+	end(out, started)
+
+	switch out.Kind {
+	case retry.Delivered:
+		return nil
+	case retry.Dropped:
+		return consumererror.NewPermanent(fmt.Errorf("dropped %d %s items after %d attempts (%s): %w",
+			p.items, e.signal.name, out.Attempts, out.Reason, errOrUnknown(out.Err)))
+	}
+	if !e.persistent && e.loop.Stopping() {
+		e.tel.dropped(ctx, p.items, dropShutdown)
+	}
+	return fmt.Errorf("export of %d %s items interrupted after %d attempts: %w", p.items, e.signal.name, out.Attempts, errOrUnknown(out.Err))
+}
+
+func errOrUnknown(err error) error {
+	if err == nil {
+		return errors.New("no further detail")
+	}
+	return err
+}
+
+// now is used for latency from the payload's entry to its outcome.
+func since(clock retry.Clock, t time.Time) float64 { return clock.Now().Sub(t).Seconds() }

@@ -1,0 +1,153 @@
+// Package otlphttpretry provides the otlp_http_retry exporter: OTLP/HTTP with
+// a retry loop that honours Retry-After, shares one throttle gate per
+// destination, and sends every payload as the same bytes under the same
+// idempotency key on every attempt.
+package otlphttpretry // import "github.com/otlphttpretry/otlphttpretry"
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configcompression"
+	"go.opentelemetry.io/collector/config/confighttp"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/config/configretry"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/otlphttpretry/otlphttpretry/internal/metadata"
+	"github.com/otlphttpretry/otlphttpretry/retry"
+)
+
+// NewFactory returns the otlp_http_retry exporter factory.
+func NewFactory() exporter.Factory {
+	return newFactory(retry.RealClock{})
+}
+
+// newFactory lets tests inject a clock.
+func newFactory(clock retry.Clock) exporter.Factory {
+	return exporter.NewFactory(
+		metadata.Type,
+		createDefaultConfig,
+		exporter.WithTraces(func(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Traces, error) {
+			e, opts, err := build(set, cfg, tracesSignal, clock)
+			if err != nil {
+				return nil, err
+			}
+			exp, err := xexporterhelper.NewTracesRequest(ctx, set, func(ctx context.Context, td ptrace.Traces) (xexporterhelper.Request, error) {
+				req := ptraceotlp.NewExportRequestFromTraces(td)
+				return e.newPayload(ctx, td.SpanCount(), req.MarshalProto, req.MarshalJSON)
+			}, e.push, opts...)
+			if err != nil {
+				return nil, err
+			}
+			return tracesExporter{Traces: exp, stop: e.stop}, nil
+		}, metadata.TracesStability),
+		exporter.WithMetrics(func(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Metrics, error) {
+			e, opts, err := build(set, cfg, metricsSignal, clock)
+			if err != nil {
+				return nil, err
+			}
+			exp, err := xexporterhelper.NewMetricsRequest(ctx, set, func(ctx context.Context, md pmetric.Metrics) (xexporterhelper.Request, error) {
+				req := pmetricotlp.NewExportRequestFromMetrics(md)
+				return e.newPayload(ctx, md.DataPointCount(), req.MarshalProto, req.MarshalJSON)
+			}, e.push, opts...)
+			if err != nil {
+				return nil, err
+			}
+			return metricsExporter{Metrics: exp, stop: e.stop}, nil
+		}, metadata.MetricsStability),
+		exporter.WithLogs(func(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Logs, error) {
+			e, opts, err := build(set, cfg, logsSignal, clock)
+			if err != nil {
+				return nil, err
+			}
+			exp, err := xexporterhelper.NewLogsRequest(ctx, set, func(ctx context.Context, ld plog.Logs) (xexporterhelper.Request, error) {
+				req := plogotlp.NewExportRequestFromLogs(ld)
+				return e.newPayload(ctx, ld.LogRecordCount(), req.MarshalProto, req.MarshalJSON)
+			}, e.push, opts...)
+			if err != nil {
+				return nil, err
+			}
+			return logsExporter{Logs: exp, stop: e.stop}, nil
+		}, metadata.LogsStability),
+	)
+}
+
+func createDefaultConfig() component.Config {
+	client := confighttp.NewDefaultClientConfig()
+	client.Timeout = 30 * time.Second
+	client.Compression = configcompression.TypeGzip
+	client.WriteBufferSize = 512 * 1024
+	queue := exporterhelper.NewDefaultQueueConfig()
+	queue.Batch = configoptional.None[exporterhelper.BatchConfig]()
+	return &Config{
+		ClientConfig:      client,
+		QueueConfig:       configoptional.Some(queue),
+		Encoding:          EncodingProto,
+		Backoff:           retry.NewDefaultBackoffConfig(),
+		RetryAfter:        retry.NewDefaultRetryAfterConfig(),
+		IdempotencyHeader: "Idempotency-Key",
+		OnUnauthorized:    UnauthorizedHalt,
+	}
+}
+
+// shutdownRetry is an exporterhelper retry sender that never retries on its
+// own: the loop returns a retryable error only when it was interrupted by
+// shutdown, and this sender's only job is to turn that into exporterhelper's
+// shutdown error, so that a persistent queue keeps the payload on disk.
+var shutdownRetry = configretry.BackOffConfig{
+	Enabled:         true,
+	InitialInterval: time.Hour,
+	Multiplier:      1,
+	MaxInterval:     time.Hour,
+	MaxElapsedTime:  0,
+}
+
+func build(set exporter.Settings, cfg component.Config, sig signal, clock retry.Clock) (*baseExporter, []exporterhelper.Option, error) {
+	oCfg := cfg.(*Config)
+	e, err := newExporter(oCfg, set, sig, clock)
+	if err != nil {
+		return nil, nil, err
+	}
+	return e, []exporterhelper.Option{
+		exporterhelper.WithStart(e.start),
+		exporterhelper.WithShutdown(e.shutdown),
+		exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}),
+		// The per-attempt timeout is confighttp's; the loop owns the total.
+		exporterhelper.WithTimeout(exporterhelper.TimeoutConfig{Timeout: 0}),
+		exporterhelper.WithRetry(shutdownRetry),
+		xexporterhelper.WithQueueBatch(oCfg.QueueConfig, xexporterhelper.QueueBatchSettings{Encoding: payloadEncoding{}}),
+	}, nil
+}
+
+// The wrappers stop the loop's waits before exporterhelper shuts down.
+type tracesExporter struct {
+	exporter.Traces
+	stop func()
+}
+
+func (x tracesExporter) Shutdown(ctx context.Context) error { x.stop(); return x.Traces.Shutdown(ctx) }
+
+type metricsExporter struct {
+	exporter.Metrics
+	stop func()
+}
+
+func (x metricsExporter) Shutdown(ctx context.Context) error { x.stop(); return x.Metrics.Shutdown(ctx) }
+
+type logsExporter struct {
+	exporter.Logs
+	stop func()
+}
+
+func (x logsExporter) Shutdown(ctx context.Context) error { x.stop(); return x.Logs.Shutdown(ctx) }

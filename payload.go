@@ -1,0 +1,86 @@
+package otlphttpretry // import "github.com/otlphttpretry/otlphttpretry"
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
+)
+
+// payload is one batch as it goes on the wire: encoded and compressed once
+// when it enters the exporter, with the idempotency key minted at that
+// moment. The queue holds payloads, so every attempt, and every attempt
+// after a restart, sends exactly these bytes under exactly this key.
+type payload struct {
+	key      uuid.UUID
+	body     []byte
+	items    int
+	received time.Time // when the batch entered the exporter
+}
+
+var _ xexporterhelper.Request = (*payload)(nil)
+
+// ItemsCount is the number of spans, data points or log records.
+func (p *payload) ItemsCount() int { return p.items }
+
+// BytesSize is the size of the wire bytes.
+func (p *payload) BytesSize() int { return len(p.body) }
+
+// errNoBatching is returned if exporterhelper ever tries to merge or split a
+// payload; Config.Validate rejects sending_queue::batch so it cannot happen.
+var errNoBatching = errors.New("otlp_http_retry payloads are never merged or split: use the batch processor instead of sending_queue::batch")
+
+// MergeSplit refuses: merging or splitting would change a payload's identity.
+func (p *payload) MergeSplit(context.Context, int, exporterhelper.RequestSizerType, xexporterhelper.Request) ([]xexporterhelper.Request, error) {
+	return nil, errNoBatching
+}
+
+// payloadEncoding stores payloads in a persistent queue:
+//
+//	"OHR1" | key (16 bytes) | received unix nanos (8) | items (uvarint) | body
+type payloadEncoding struct{}
+
+const payloadMagic = "OHR1"
+
+var _ exporterhelper.QueueBatchEncoding[xexporterhelper.Request] = payloadEncoding{}
+
+func (payloadEncoding) Marshal(_ context.Context, r xexporterhelper.Request) ([]byte, error) {
+	p, ok := r.(*payload)
+	if !ok {
+		return nil, fmt.Errorf("cannot persist request of type %T", r)
+	}
+	buf := make([]byte, 0, len(payloadMagic)+16+8+binary.MaxVarintLen64+len(p.body))
+	buf = append(buf, payloadMagic...)
+	buf = append(buf, p.key[:]...)
+	buf = binary.BigEndian.AppendUint64(buf, uint64(p.received.UnixNano()))
+	buf = binary.AppendUvarint(buf, uint64(p.items))
+	return append(buf, p.body...), nil
+}
+
+func (payloadEncoding) Unmarshal(data []byte) (context.Context, xexporterhelper.Request, error) {
+	const head = len(payloadMagic) + 16 + 8
+	if len(data) < head || string(data[:len(payloadMagic)]) != payloadMagic {
+		return context.Background(), nil, errors.New("persistent queue item is not an otlp_http_retry payload")
+	}
+	p := &payload{}
+	copy(p.key[:], data[len(payloadMagic):])
+	p.received = time.Unix(0, int64(binary.BigEndian.Uint64(data[len(payloadMagic)+16:])))
+	items, n := binary.Uvarint(data[head:])
+	if n <= 0 {
+		return context.Background(), nil, errors.New("persistent queue item has a corrupt item count")
+	}
+	p.items = int(items)
+	p.body = append([]byte(nil), data[head+n:]...)
+	return context.Background(), p, nil
+}
+
+// maskKey shows the first 8 characters of a key, enough to follow one
+// payload through the logs without handing out the key.
+func maskKey(key uuid.UUID) string {
+	return key.String()[:8] + "…"
+}

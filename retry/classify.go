@@ -1,0 +1,101 @@
+package retry
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"net"
+	"syscall"
+)
+
+// Action is what the loop does with an attempt's result.
+type Action int
+
+const (
+	// ActionSuccess: delivered.
+	ActionSuccess Action = iota
+	// ActionRetry: transient; retry on the rate-limit or the backoff path.
+	ActionRetry
+	// ActionDrop: permanent; never retried.
+	ActionDrop
+	// ActionUnauthorized: the credentials are wrong (401).
+	ActionUnauthorized
+)
+
+func (a Action) String() string {
+	switch a {
+	case ActionSuccess:
+		return "success"
+	case ActionRetry:
+		return "retry"
+	case ActionDrop:
+		return "drop"
+	case ActionUnauthorized:
+		return "unauthorized"
+	}
+	return "unknown"
+}
+
+// ClassifyStatus maps an HTTP status code to an action. Overrides win over
+// the defaults for every code but 2xx:
+//   - 2xx success; 3xx drop (redirects are never followed);
+//   - 401 unauthorized;
+//   - 408, 429 and every 5xx but 501, 505 and 511 retry;
+//   - every other code drops.
+func ClassifyStatus(code int, overrides map[int]Action) Action {
+	if code >= 200 && code <= 299 {
+		return ActionSuccess
+	}
+	if a, ok := overrides[code]; ok {
+		return a
+	}
+	switch {
+	case code == 401:
+		return ActionUnauthorized
+	case code == 408, code == 429:
+		return ActionRetry
+	case code == 501, code == 505, code == 511:
+		return ActionDrop
+	case code >= 500 && code <= 599:
+		return ActionRetry
+	}
+	return ActionDrop
+}
+
+// Network error reasons, as reported in metrics and logs.
+const (
+	ReasonTimeout           = "timeout"
+	ReasonConnectionRefused = "connection_refused"
+	ReasonConnectionReset   = "connection_reset"
+	ReasonDNS               = "dns"
+	ReasonNetwork           = "network"
+	ReasonTLS               = "tls"
+)
+
+// ClassifyError maps an error from sending a request (no response) to an
+// action and a reason. Timeouts, refused or reset connections, DNS failures
+// and other network errors retry; a TLS certificate the client refuses
+// drops, since no retry can change it.
+func ClassifyError(err error) (Action, string) {
+	var (
+		dnsErr      *net.DNSError
+		certErr     *tls.CertificateVerificationError
+		unknownAuth x509.UnknownAuthorityError
+		hostErr     x509.HostnameError
+		netErr      net.Error
+	)
+	switch {
+	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr):
+		return ActionDrop, ReasonTLS
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return ActionRetry, ReasonTimeout
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return ActionRetry, ReasonConnectionRefused
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return ActionRetry, ReasonConnectionReset
+	case errors.As(err, &dnsErr):
+		return ActionRetry, ReasonDNS
+	}
+	return ActionRetry, ReasonNetwork
+}

@@ -1,0 +1,147 @@
+package otlphttpretry
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"go.uber.org/zap"
+	"google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/otlphttpretry/otlphttpretry/retry"
+)
+
+const maxResponseBytes = 64 * 1024
+
+// send makes one attempt: the payload's bytes, its key, nothing else
+// computed again.
+func (e *baseExporter) send(ctx context.Context, p *payload, attempt int) retry.Response {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url, bytes.NewReader(p.body))
+	if err != nil {
+		return retry.Response{Err: err}
+	}
+	req.Header.Set("Content-Type", e.contentType)
+	if e.contentEncoding != "" {
+		req.Header.Set("Content-Encoding", e.contentEncoding)
+	}
+	req.Header.Set("User-Agent", e.userAgent)
+	if e.cfg.IdempotencyHeader != "" {
+		req.Header.Set(e.cfg.IdempotencyHeader, p.key.String())
+	}
+	if e.cfg.AttemptHeader != "" {
+		req.Header.Set(e.cfg.AttemptHeader, strconv.Itoa(attempt))
+	}
+	resp, err := e.client.Do(req)
+	if err != nil {
+		return retry.Response{Err: redactURLError(err)}
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseBytes))
+
+	out := retry.Response{Status: resp.StatusCode, Header: resp.Header}
+	switch code := resp.StatusCode; {
+	case code >= 200 && code <= 299:
+		e.partialSuccess(ctx, p, body, resp.Header.Get("Content-Type"))
+	case code >= 300 && code <= 399:
+		out.Err = fmt.Errorf("%s answered %d %s pointing to %q; redirects are never followed, so headers and credentials never reach another host: set the endpoint to the final URL",
+			e.redactedURL, code, http.StatusText(code), redactLocation(resp.Header.Get("Location")))
+	default:
+		out.Err = fmt.Errorf("%s answered %d %s%s", e.redactedURL, code, http.StatusText(code), backendMessage(body, resp.Header.Get("Content-Type")))
+	}
+	return out
+}
+
+// partialSuccess logs and counts what a 2xx rejected; it is not retried.
+func (e *baseExporter) partialSuccess(ctx context.Context, p *payload, body []byte, contentType string) {
+	rejected, msg, err := e.signal.rejected(body, contentType)
+	if err != nil {
+		e.set.Logger.Debug("Could not read the export response", zap.Error(err))
+		return
+	}
+	if rejected == 0 && msg == "" {
+		return
+	}
+	e.tel.partialSuccess(ctx, p, rejected, msg)
+}
+
+// backendMessage extracts the message of an OTLP error body (a Status in
+// protobuf or JSON) or the start of a text body.
+func backendMessage(body []byte, contentType string) string {
+	if len(body) == 0 {
+		return ""
+	}
+	switch mediaType(contentType) {
+	case protobufContentType:
+		var st status.Status
+		if proto.Unmarshal(body, &st) == nil && st.GetMessage() != "" {
+			return ": " + truncate(st.GetMessage())
+		}
+		return ""
+	case jsonContentType:
+		var st struct {
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(body, &st) == nil && st.Message != "" {
+			return ": " + truncate(st.Message)
+		}
+	}
+	if text := strings.TrimSpace(string(body)); text != "" && !strings.ContainsFunc(text, isControl) {
+		return ": " + truncate(text)
+	}
+	return ""
+}
+
+func isControl(r rune) bool { return r < 0x20 && r != '\t' && r != '\n' && r != '\r' }
+
+func truncate(s string) string {
+	const limit = 256
+	if len(s) > limit {
+		return s[:limit] + "…"
+	}
+	return s
+}
+
+func mediaType(contentType string) string {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return contentType
+	}
+	return mt
+}
+
+// redactURLError keeps a transport error's cause but drops credentials and
+// query strings from the URL it names.
+func redactURLError(err error) error {
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		if u, perr := url.Parse(urlErr.URL); perr == nil {
+			urlErr.URL = redact(u)
+		}
+	}
+	return err
+}
+
+func redactLocation(loc string) string {
+	u, err := url.Parse(loc)
+	if err != nil {
+		return "(unparseable Location)"
+	}
+	return redact(u)
+}
+
+// redact returns u without user info, query or fragment.
+func redact(u *url.URL) string {
+	c := *u
+	c.User, c.RawQuery, c.Fragment, c.RawFragment = nil, "", "", ""
+	return c.String()
+}

@@ -1,0 +1,83 @@
+package otlphttpretry
+
+import (
+	"fmt"
+
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+)
+
+const (
+	protobufContentType = "application/x-protobuf"
+	jsonContentType     = "application/json"
+)
+
+// signal is what differs between traces, metrics and logs.
+type signal struct {
+	name string // data_type attribute and URL path element
+	// endpoint returns the per-signal endpoint override from the config.
+	endpoint func(*Config) string
+	// rejected parses an OTLP export response and returns how many items
+	// the backend rejected in a partial success, and its message.
+	rejected func(body []byte, contentType string) (int64, string, error)
+}
+
+var (
+	tracesSignal = signal{
+		name:     "traces",
+		endpoint: func(c *Config) string { return c.TracesEndpoint },
+		rejected: func(body []byte, ct string) (int64, string, error) {
+			r := ptraceotlp.NewExportResponse()
+			err := unmarshalResponse(body, ct, r.UnmarshalProto, r.UnmarshalJSON)
+			return r.PartialSuccess().RejectedSpans(), r.PartialSuccess().ErrorMessage(), err
+		},
+	}
+	metricsSignal = signal{
+		name:     "metrics",
+		endpoint: func(c *Config) string { return c.MetricsEndpoint },
+		rejected: func(body []byte, ct string) (int64, string, error) {
+			r := pmetricotlp.NewExportResponse()
+			err := unmarshalResponse(body, ct, r.UnmarshalProto, r.UnmarshalJSON)
+			return r.PartialSuccess().RejectedDataPoints(), r.PartialSuccess().ErrorMessage(), err
+		},
+	}
+	logsSignal = signal{
+		name:     "logs",
+		endpoint: func(c *Config) string { return c.LogsEndpoint },
+		rejected: func(body []byte, ct string) (int64, string, error) {
+			r := plogotlp.NewExportResponse()
+			err := unmarshalResponse(body, ct, r.UnmarshalProto, r.UnmarshalJSON)
+			return r.PartialSuccess().RejectedLogRecords(), r.PartialSuccess().ErrorMessage(), err
+		},
+	}
+)
+
+func unmarshalResponse(body []byte, contentType string, fromProto, fromJSON func([]byte) error) error {
+	if len(body) == 0 {
+		return nil
+	}
+	switch mediaType(contentType) {
+	case protobufContentType:
+		if err := fromProto(body); err != nil {
+			return fmt.Errorf("parsing protobuf export response: %w", err)
+		}
+	case jsonContentType:
+		if err := fromJSON(body); err != nil {
+			return fmt.Errorf("parsing json export response: %w", err)
+		}
+	}
+	return nil
+}
+
+// url is the signal's destination: its override, or endpoint + /v1/<signal>.
+func (s signal) url(cfg *Config) string {
+	if u := s.endpoint(cfg); u != "" {
+		return u
+	}
+	base := cfg.ClientConfig.Endpoint
+	if len(base) > 0 && base[len(base)-1] == '/' {
+		return base + "v1/" + s.name
+	}
+	return base + "/v1/" + s.name
+}

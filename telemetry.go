@@ -1,0 +1,272 @@
+package otlphttpretry
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/zap"
+
+	"github.com/otlphttpretry/otlphttpretry/internal/metadata"
+	"github.com/otlphttpretry/otlphttpretry/retry"
+)
+
+// Drop reasons the exporter adds to the loop's.
+const (
+	dropPartialSuccess = "partial_success"
+	dropEncodeFailure  = "encode_failure"
+	dropShutdown       = "shutdown"
+)
+
+// dropWarnInterval is the least time between two drop warnings of one
+// exporter; drops in between are counted and reported with the next one.
+const dropWarnInterval = 10 * time.Second
+
+// telemetry turns the loop's events into metrics, logs, span events and
+// component status. It never logs header values, credentials, payload
+// bytes or a whole idempotency key.
+type telemetry struct {
+	set      exporter.Settings
+	endpoint string // redacted
+	dataType string
+	gate     *retry.Gate
+	detailed bool
+	clock    retry.Clock
+	tb       *metadata.TelemetryBuilder
+	tracer   trace.Tracer
+	attrs    attribute.Set // exporter, data_type
+	loop     *retry.Loop
+	host     component.Host
+
+	healthy atomic.Bool // last status reported was OK (or nothing yet)
+
+	warnMu         sync.Mutex
+	lastWarn       time.Time
+	suppressedWarn int
+}
+
+func newTelemetry(set exporter.Settings, dataType, endpoint string, gate *retry.Gate, detailed bool, clock retry.Clock) (*telemetry, error) {
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	t := &telemetry{
+		set: set, endpoint: endpoint, dataType: dataType, gate: gate, detailed: detailed, clock: clock, tb: tb,
+		tracer: metadata.Tracer(set.TelemetrySettings),
+		attrs:  attribute.NewSet(attribute.String("exporter", set.ID.String()), attribute.String("data_type", dataType)),
+	}
+	t.healthy.Store(true)
+	return t, nil
+}
+
+// registerGauges wires the gate and the loop into the async gauges.
+func (t *telemetry) registerGauges() error {
+	opt := metric.WithAttributeSet(t.attrs)
+	if err := t.tb.RegisterOtlpHTTPRetryThrottledCallback(func(_ context.Context, o metric.Int64Observer) error {
+		closed, _ := t.gate.State()
+		o.Observe(map[bool]int64{false: 0, true: 1}[closed], opt)
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := t.tb.RegisterOtlpHTTPRetryThrottleRemainingSecondsCallback(func(_ context.Context, o metric.Float64Observer) error {
+		_, remaining := t.gate.State()
+		o.Observe(remaining.Seconds(), opt)
+		return nil
+	}); err != nil {
+		return err
+	}
+	return t.tb.RegisterOtlpHTTPRetryWaitingPayloadsCallback(func(_ context.Context, o metric.Int64Observer) error {
+		o.Observe(t.loop.Waiting(), opt)
+		return nil
+	})
+}
+
+func (t *telemetry) shutdown() { t.tb.Shutdown() }
+
+func (t *telemetry) with(kv ...attribute.KeyValue) metric.MeasurementOption {
+	return metric.WithAttributeSet(attribute.NewSet(append(t.attrs.ToSlice(), kv...)...))
+}
+
+// startExport opens the payload's span; the returned func closes it and
+// records the export duration and latency.
+func (t *telemetry) startExport(ctx context.Context, p *payload) (context.Context, func(retry.Outcome, time.Time)) {
+	ctx = context.WithValue(ctx, keyCtx{}, maskKey(p.key))
+	ctx, span := t.tracer.Start(ctx, "otlp_http_retry/export", trace.WithAttributes(
+		attribute.String("exporter", t.set.ID.String()),
+		attribute.String("data_type", t.dataType),
+		attribute.Int("items", p.items),
+		attribute.Int("bytes", len(p.body)),
+		attribute.String("idempotency_key.prefix", maskKey(p.key)),
+	))
+	return ctx, func(out retry.Outcome, started time.Time) {
+		final := attribute.String("final_outcome", out.Kind.String())
+		t.tb.OtlpHTTPRetryExportDurationSeconds.Record(ctx, since(t.clock, started), t.with(final))
+		t.tb.OtlpHTTPRetryExportLatencySeconds.Record(ctx, since(t.clock, p.received), t.with(final))
+		span.SetAttributes(attribute.Int("attempts", out.Attempts), final)
+		switch out.Kind {
+		case retry.Delivered:
+			t.reportOK()
+		case retry.Dropped:
+			span.SetStatus(codes.Error, out.Reason)
+			t.dropped(ctx, p.items, out.Reason)
+			t.warnDrop(out.Reason, p.items, maskKey(p.key), out.Err)
+			if out.Reason == retry.DropRetriesExhausted || out.Reason == retry.DropThrottleBudgetExhausted {
+				t.report(componentstatus.NewRecoverableErrorEvent(errOrUnknown(out.Err)))
+			}
+		default:
+			span.SetStatus(codes.Error, "interrupted")
+			if t.loop.Stopping() {
+				t.set.Logger.Info("Export interrupted by shutdown",
+					zap.String("endpoint", t.endpoint), zap.String("key", maskKey(p.key)), zap.Int("attempts", out.Attempts))
+			}
+		}
+		span.End()
+	}
+}
+
+// observe receives every event of the loop.
+func (t *telemetry) observe(ctx context.Context, e retry.Event) {
+	switch e.Kind {
+	case retry.EventAttempt:
+		t.attempt(ctx, e)
+	case retry.EventWindowStart:
+		t.set.Logger.Info("Throttle window started: the backend asked to wait; no request goes to this destination until it ends",
+			zap.String("endpoint", t.endpoint), zap.Int("status", e.Response.Status),
+			zap.Duration("wait", e.Delay), zap.Time("until", e.Until))
+	case retry.EventWindowEnd:
+		t.set.Logger.Info("Throttle window ended: the first request after the wait succeeded; sending resumes",
+			zap.String("endpoint", t.endpoint))
+	case retry.EventHalt:
+		t.set.Logger.Error("The backend answered 401 Unauthorized: the exporter's credentials are wrong. "+
+			"Every further batch is dropped without contacting the backend until the collector restarts. "+
+			"Fix the headers or auth settings of this exporter, or set on_unauthorized: drop to drop only the batches that get a 401.",
+			zap.String("endpoint", t.endpoint))
+		t.report(componentstatus.NewPermanentErrorEvent(errOrUnknown(e.Response.Err)))
+	}
+}
+
+func (t *telemetry) attempt(ctx context.Context, e retry.Event) {
+	status := "none"
+	if e.Response.Status != 0 {
+		status = strconv.Itoa(e.Response.Status)
+	}
+	outcome := attribute.String("outcome", e.Outcome())
+	t.tb.OtlpHTTPRetryAttempts.Add(ctx, 1, t.with(outcome, attribute.String("status_code", status)))
+	t.tb.OtlpHTTPRetryAttemptDurationSeconds.Record(ctx, e.Duration.Seconds(), t.with(outcome))
+
+	spanAttrs := []attribute.KeyValue{
+		attribute.Int("attempt", e.Attempt), attribute.String("status_code", status), outcome,
+	}
+	if ra := e.RetryAfter; ra != nil {
+		t.tb.OtlpHTTPRetryRetryAfterParsed.Add(ctx, 1, t.with(attribute.String("result", parseResult(*ra))))
+		if t.detailed {
+			t.tb.OtlpHTTPRetryRetryAfterParseDurationSeconds.Record(ctx, e.ParseDuration.Seconds(), metric.WithAttributeSet(t.attrs))
+		}
+	}
+	if e.Path != "" {
+		t.tb.OtlpHTTPRetryRetries.Add(ctx, 1, t.with(attribute.String("path", e.Path), attribute.String("reason", e.Reason)))
+		if e.Path == retry.PathRateLimit {
+			t.tb.OtlpHTTPRetryRetryAfterWaitSeconds.Record(ctx, e.Delay.Seconds(), t.with(attribute.String("source", e.DelaySource)))
+		}
+		spanAttrs = append(spanAttrs, attribute.String("path", e.Path), attribute.String("delay", e.Delay.String()))
+	}
+	trace.SpanFromContext(ctx).AddEvent("attempt", trace.WithAttributes(spanAttrs...))
+
+	if e.Action == retry.ActionSuccess || !t.set.Logger.Core().Enabled(zap.DebugLevel) {
+		return
+	}
+	fields := []zap.Field{
+		zap.String("endpoint", t.endpoint),
+		zap.String("status", status),
+		zap.Int("attempt", e.Attempt),
+		zap.Int("max_attempts", e.MaxAttempts),
+		zap.String("outcome", e.Outcome()),
+		zap.String("reason", e.Reason),
+		zap.String("key", maskKeyFromContext(ctx)),
+	}
+	if ra := e.RetryAfter; ra != nil {
+		fields = append(fields, zap.String("retry_after", parseResult(*ra)), zap.Duration("retry_after_parsed", ra.Delay),
+			zap.Bool("defaulted", e.DelaySource == retry.SourceDefault), zap.Bool("capped", ra.Capped))
+	}
+	if e.Path != "" {
+		fields = append(fields, zap.String("path", e.Path), zap.Duration("delay", e.Delay))
+	}
+	if e.Response.Err != nil {
+		fields = append(fields, zap.String("error", e.Response.Err.Error()))
+	}
+	t.set.Logger.Debug("Retry decision", fields...)
+}
+
+// parseResult names the Retry-After parse result as the metric does.
+func parseResult(ra retry.RetryAfter) string {
+	if ra.Capped {
+		return "capped"
+	}
+	return string(ra.Result)
+}
+
+// dropped counts items that will never be delivered.
+func (t *telemetry) dropped(ctx context.Context, items int, reason string) {
+	t.tb.OtlpHTTPRetryDroppedItems.Add(ctx, int64(items), t.with(attribute.String("reason", reason)))
+}
+
+// partialSuccess logs and counts the items a 2xx response rejected.
+func (t *telemetry) partialSuccess(ctx context.Context, p *payload, rejected int64, msg string) {
+	t.dropped(ctx, int(rejected), dropPartialSuccess)
+	t.set.Logger.Warn("Partial success: the backend accepted the batch but rejected some items; they are not retried",
+		zap.String("endpoint", t.endpoint), zap.Int64("rejected_items", rejected), zap.String("message", truncate(msg)), zap.String("key", maskKey(p.key)))
+}
+
+// warnDrop logs a drop at warn, at most once per dropWarnInterval; the
+// drops it holds back are counted in the next line.
+func (t *telemetry) warnDrop(reason string, items int, key string, err error) {
+	t.warnMu.Lock()
+	now := t.clock.Now()
+	if !t.lastWarn.IsZero() && now.Sub(t.lastWarn) < dropWarnInterval {
+		t.suppressedWarn++
+		t.warnMu.Unlock()
+		return
+	}
+	suppressed := t.suppressedWarn
+	t.lastWarn, t.suppressedWarn = now, 0
+	t.warnMu.Unlock()
+	t.set.Logger.Warn("Dropped a batch; it will not be retried",
+		zap.String("endpoint", t.endpoint), zap.String("reason", reason), zap.Int("items", items),
+		zap.String("key", key), zap.String("error", errOrUnknown(err).Error()),
+		zap.Int("drops_not_logged_since_last", suppressed))
+}
+
+// report sends a status event to the host; the OK after errors is sent once.
+func (t *telemetry) report(ev *componentstatus.Event) {
+	if t.host == nil {
+		return
+	}
+	t.healthy.Store(false)
+	componentstatus.ReportStatus(t.host, ev)
+}
+
+func (t *telemetry) reportOK() {
+	if t.host == nil || t.healthy.Swap(true) {
+		return
+	}
+	componentstatus.ReportStatus(t.host, componentstatus.NewEvent(componentstatus.StatusOK))
+}
+
+type keyCtx struct{}
+
+func maskKeyFromContext(ctx context.Context) string {
+	if k, ok := ctx.Value(keyCtx{}).(string); ok {
+		return k
+	}
+	return ""
+}

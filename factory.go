@@ -143,7 +143,10 @@ type metricsExporter struct {
 	stop func()
 }
 
-func (x metricsExporter) Shutdown(ctx context.Context) error { x.stop(); return x.Metrics.Shutdown(ctx) }
+func (x metricsExporter) Shutdown(ctx context.Context) error {
+	x.stop()
+	return x.Metrics.Shutdown(ctx)
+}
 
 type logsExporter struct {
 	exporter.Logs

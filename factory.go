@@ -6,6 +6,7 @@ package otlphttpretry // import "github.com/otlphttpretry/otlphttpretry"
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -50,7 +51,7 @@ func newFactory(clock retry.Clock) exporter.Factory {
 			if err != nil {
 				return nil, err
 			}
-			return tracesExporter{Traces: exp, stop: e.stop}, nil
+			return tracesExporter{Traces: exp, shutdownOnce: &shutdownOnce{stop: e.stop, next: exp.Shutdown}}, nil
 		}, metadata.TracesStability),
 		exporter.WithMetrics(func(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Metrics, error) {
 			e, opts, err := build(set, cfg, metricsSignal, clock)
@@ -64,7 +65,7 @@ func newFactory(clock retry.Clock) exporter.Factory {
 			if err != nil {
 				return nil, err
 			}
-			return metricsExporter{Metrics: exp, stop: e.stop}, nil
+			return metricsExporter{Metrics: exp, shutdownOnce: &shutdownOnce{stop: e.stop, next: exp.Shutdown}}, nil
 		}, metadata.MetricsStability),
 		exporter.WithLogs(func(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Logs, error) {
 			e, opts, err := build(set, cfg, logsSignal, clock)
@@ -78,7 +79,7 @@ func newFactory(clock retry.Clock) exporter.Factory {
 			if err != nil {
 				return nil, err
 			}
-			return logsExporter{Logs: exp, stop: e.stop}, nil
+			return logsExporter{Logs: exp, shutdownOnce: &shutdownOnce{stop: e.stop, next: exp.Shutdown}}, nil
 		}, metadata.LogsStability),
 	)
 }
@@ -130,27 +131,40 @@ func build(set exporter.Settings, cfg component.Config, sig signal, clock retry.
 	}, nil
 }
 
-// The wrappers stop the loop's waits before exporterhelper shuts down.
-type tracesExporter struct {
-	exporter.Traces
+// shutdownOnce stops the loop's waits before exporterhelper shuts down,
+// and makes a second Shutdown a no-op (exporterhelper's would panic).
+type shutdownOnce struct {
+	once sync.Once
 	stop func()
+	next func(context.Context) error
+	err  error
 }
 
-func (x tracesExporter) Shutdown(ctx context.Context) error { x.stop(); return x.Traces.Shutdown(ctx) }
+func (s *shutdownOnce) shutdown(ctx context.Context) error {
+	s.once.Do(func() {
+		s.stop()
+		s.err = s.next(ctx)
+	})
+	return s.err
+}
+
+type tracesExporter struct {
+	exporter.Traces
+	*shutdownOnce
+}
+
+func (x tracesExporter) Shutdown(ctx context.Context) error { return x.shutdown(ctx) }
 
 type metricsExporter struct {
 	exporter.Metrics
-	stop func()
+	*shutdownOnce
 }
 
-func (x metricsExporter) Shutdown(ctx context.Context) error {
-	x.stop()
-	return x.Metrics.Shutdown(ctx)
-}
+func (x metricsExporter) Shutdown(ctx context.Context) error { return x.shutdown(ctx) }
 
 type logsExporter struct {
 	exporter.Logs
-	stop func()
+	*shutdownOnce
 }
 
-func (x logsExporter) Shutdown(ctx context.Context) error { x.stop(); return x.Logs.Shutdown(ctx) }
+func (x logsExporter) Shutdown(ctx context.Context) error { return x.shutdown(ctx) }

@@ -1,0 +1,211 @@
+package otlphttpretry
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/otlphttpretry/otlphttpretry/retry/retrytest"
+)
+
+func TestEveryAttemptSendsTheSameBytesAndKey(t *testing.T) {
+	srv := newBackend(t, reply(503), reply(503), reply(429, "Retry-After", "2"), reply(200))
+	h := startTraces(t, testConfig(srv.URL), retrytest.NewAutoClock(start))
+
+	require.NoError(t, h.exp.ConsumeTraces(context.Background(), spans("a", 3)))
+
+	got := srv.got()
+	require.Len(t, got, 4)
+	key := got[0].Header.Get("Idempotency-Key")
+	parsed, err := uuid.Parse(key)
+	require.NoError(t, err, "the key is a UUID")
+	assert.Equal(t, uuid.Version(7), parsed.Version(), "the key is a UUIDv7")
+	for i, r := range got {
+		assert.Equal(t, got[0].Body, r.Body, "attempt %d sent other bytes", i+1)
+		assert.Equal(t, key, r.Header.Get("Idempotency-Key"), "attempt %d sent another key", i+1)
+		assert.Equal(t, "gzip", r.Header.Get("Content-Encoding"))
+		assert.Equal(t, "application/x-protobuf", r.Header.Get("Content-Type"))
+		assert.Equal(t, "/v1/traces", r.URL)
+	}
+	req := ptraceotlp.NewExportRequest()
+	require.NoError(t, req.UnmarshalProto(gunzip(t, got[0].Body)), "the body is gzip-compressed OTLP protobuf")
+	assert.Equal(t, 3, req.Traces().SpanCount())
+	// 503, 503 took the backoff path (1 s, 2 s), the 429 waited exactly its 2 s.
+	assert.Equal(t, []time.Duration{time.Second, 2 * time.Second, 2 * time.Second}, h.clock.Waits())
+}
+
+func TestDistinctBatchesGetDistinctKeys(t *testing.T) {
+	srv := newBackend(t)
+	h := startTraces(t, testConfig(srv.URL), retrytest.NewAutoClock(start))
+	for range 20 {
+		// identical content: a content hash would conflate these batches
+		require.NoError(t, h.exp.ConsumeTraces(context.Background(), spans("same", 1)))
+	}
+	keys := map[string]bool{}
+	for _, r := range srv.got() {
+		keys[r.Header.Get("Idempotency-Key")] = true
+	}
+	assert.Len(t, keys, 20)
+}
+
+func TestHeadersAndEncodingOptions(t *testing.T) {
+	srv := newBackend(t, reply(503), reply(200))
+	cfg := testConfig(srv.URL)
+	cfg.Encoding = EncodingJSON
+	cfg.ClientConfig.Compression = "none"
+	cfg.IdempotencyHeader = "X-Request-Key"
+	cfg.AttemptHeader = "X-Attempt"
+	h := startTraces(t, cfg, retrytest.NewAutoClock(start))
+
+	require.NoError(t, h.exp.ConsumeTraces(context.Background(), spans("json", 2)))
+	got := srv.got()
+	require.Len(t, got, 2)
+	for i, r := range got {
+		assert.Equal(t, "application/json", r.Header.Get("Content-Type"))
+		assert.Empty(t, r.Header.Get("Content-Encoding"))
+		assert.Empty(t, r.Header.Get("Idempotency-Key"), "the default header is replaced, not added")
+		assert.NotEmpty(t, r.Header.Get("X-Request-Key"))
+		assert.Equal(t, []string{"1", "2"}[i], r.Header.Get("X-Attempt"))
+	}
+	req := ptraceotlp.NewExportRequest()
+	require.NoError(t, req.UnmarshalJSON(got[0].Body))
+	assert.Equal(t, 2, req.Traces().SpanCount())
+}
+
+func TestNoIdempotencyOrAttemptHeaderWhenDisabled(t *testing.T) {
+	srv := newBackend(t)
+	cfg := testConfig(srv.URL)
+	cfg.IdempotencyHeader = ""
+	h := startTraces(t, cfg, retrytest.NewAutoClock(start))
+	require.NoError(t, h.exp.ConsumeTraces(context.Background(), spans("a", 1)))
+	got := srv.got()
+	require.Len(t, got, 1)
+	for name := range got[0].Header {
+		assert.NotContains(t, []string{"Idempotency-Key", "X-Attempt"}, name)
+	}
+}
+
+func TestRedirectIsNotFollowed(t *testing.T) {
+	other := newBackend(t)
+	srv := newBackend(t, reply(http.StatusTemporaryRedirect, "Location", other.URL+"/v1/traces?token=secret"))
+	cfg := testConfig(srv.URL)
+	cfg.ClientConfig.Headers.Set("Authorization", "Bearer do-not-forward")
+	h := startTraces(t, cfg, retrytest.NewAutoClock(start))
+
+	err := h.exp.ConsumeTraces(context.Background(), spans("a", 1))
+	require.Error(t, err)
+	assert.True(t, consumererror.IsPermanent(err), "a redirect is a permanent failure")
+	assert.Contains(t, err.Error(), other.URL+"/v1/traces", "the error names where the endpoint pointed")
+	assert.NotContains(t, err.Error(), "secret", "the Location's query string is not repeated")
+	assert.Len(t, srv.got(), 1, "never retried")
+	assert.Empty(t, other.got(), "the redirect target saw nothing")
+}
+
+func TestPermanentStatusIsDroppedWithTheBackendsMessage(t *testing.T) {
+	for _, code := range []int{400, 403, 404, 413, 422, 501, 505, 511} {
+		srv := newBackend(t, func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/plain")
+			w.WriteHeader(code)
+			_, _ = w.Write([]byte("tenant quota config is wrong"))
+		})
+		h := startTraces(t, testConfig(srv.URL), retrytest.NewAutoClock(start))
+		err := h.exp.ConsumeTraces(context.Background(), spans("a", 1))
+		require.Error(t, err, "status %d", code)
+		assert.True(t, consumererror.IsPermanent(err), "status %d", code)
+		assert.Contains(t, err.Error(), "tenant quota config is wrong", "status %d", code)
+		assert.Len(t, srv.got(), 1, "status %d is never retried", code)
+	}
+}
+
+func TestStatusOverrideTurnsADropIntoARetry(t *testing.T) {
+	srv := newBackend(t, reply(404), reply(200))
+	cfg := testConfig(srv.URL)
+	cfg.StatusOverrides = map[string]string{"404": "retry", "503": "drop"}
+	h := startTraces(t, cfg, retrytest.NewAutoClock(start))
+	require.NoError(t, h.exp.ConsumeTraces(context.Background(), spans("a", 1)))
+	assert.Len(t, srv.got(), 2)
+}
+
+func TestNoRequestAfterUnauthorized(t *testing.T) {
+	srv := newBackend(t, reply(401))
+	h := startTraces(t, testConfig(srv.URL), retrytest.NewAutoClock(start))
+
+	for i := range 5 {
+		err := h.exp.ConsumeTraces(context.Background(), spans("a", 1))
+		require.Error(t, err, "batch %d", i)
+		assert.True(t, consumererror.IsPermanent(err), "batch %d", i)
+		assert.Contains(t, err.Error(), "401")
+	}
+	assert.Len(t, srv.got(), 1, "only the first batch reached the backend")
+	errorLines := h.logs.FilterMessageSnippet("401 Unauthorized").All()
+	require.Len(t, errorLines, 1, "the halt is logged once")
+	assert.Equal(t, "error", errorLines[0].Level.String())
+	assert.Contains(t, errorLines[0].Message, "on_unauthorized: drop", "the log says what to change")
+}
+
+func TestUnauthorizedDropModeKeepsSending(t *testing.T) {
+	srv := newBackend(t, reply(401))
+	cfg := testConfig(srv.URL)
+	cfg.OnUnauthorized = UnauthorizedDrop
+	h := startTraces(t, cfg, retrytest.NewAutoClock(start))
+	for range 3 {
+		err := h.exp.ConsumeTraces(context.Background(), spans("a", 1))
+		assert.True(t, consumererror.IsPermanent(err))
+	}
+	assert.Len(t, srv.got(), 3, "each batch tried once, none retried")
+}
+
+func TestBackoffScheduleThenDrop(t *testing.T) {
+	srv := newBackend(t, reply(503))
+	h := startTraces(t, testConfig(srv.URL), retrytest.NewAutoClock(start))
+	err := h.exp.ConsumeTraces(context.Background(), spans("a", 1))
+	require.Error(t, err)
+	assert.True(t, consumererror.IsPermanent(err), "exhausted retries end as a drop")
+	assert.Contains(t, err.Error(), "retries_exhausted")
+	assert.Len(t, srv.got(), 5, "attempts at 0, 1 s, 2 s, 4 s, 8 s")
+	assert.Equal(t, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}, h.clock.Waits())
+}
+
+func TestConnectionRefusedIsRetriedOnBackoff(t *testing.T) {
+	srv := newBackend(t)
+	url := srv.URL
+	srv.Close() // nothing listens there any more
+	h := startTraces(t, testConfig(url), retrytest.NewAutoClock(start))
+	err := h.exp.ConsumeTraces(context.Background(), spans("a", 1))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "retries_exhausted")
+	assert.Len(t, h.clock.Waits(), 4)
+}
+
+func TestShutdownDuringALongWaitReturnsAtOnce(t *testing.T) {
+	srv := newBackend(t, reply(429, "Retry-After", "300"))
+	cfg := testConfig(srv.URL)
+	queue := exporterhelper.NewDefaultQueueConfig()
+	queue.Batch = configoptional.None[exporterhelper.BatchConfig]()
+	cfg.QueueConfig = configoptional.Some(queue)
+	clock := retrytest.NewClock(start)
+	h := startTraces(t, cfg, clock)
+
+	require.NoError(t, h.exp.ConsumeTraces(context.Background(), spans("a", 1)))
+	require.True(t, clock.WaitForTimers(1, 10*time.Second), "the payload is waiting out its Retry-After")
+
+	done := make(chan error, 1)
+	go func() { done <- h.exp.Shutdown(context.Background()) }()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(time.Second):
+		t.Fatal("Shutdown did not return within 1 s while a 300 s wait was pending")
+	}
+	assert.Equal(t, start, clock.Now(), "shutdown did not wait for the fake clock")
+	assert.Len(t, srv.got(), 1, "no request after the 429 inside its window")
+}

@@ -6,42 +6,69 @@ import (
 	"compress/zlib"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/golang/snappy"
 	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/config/configcompression"
 )
 
+// resetWriter is a compressor that can be reused for another output.
+type resetWriter interface {
+	io.WriteCloser
+	Reset(io.Writer)
+}
+
+// compressors are pooled per type and level: building a gzip writer costs
+// hundreds of kilobytes, more than compressing a typical batch.
+var compressorPools sync.Map // compressorKey -> *sync.Pool
+
+type compressorKey struct {
+	typ   configcompression.Type
+	level configcompression.Level
+}
+
+func newResetWriter(k compressorKey) (resetWriter, error) {
+	switch k.typ {
+	case configcompression.TypeGzip:
+		return gzip.NewWriterLevel(nil, levelOr(k.level, gzip.DefaultCompression))
+	case configcompression.TypeZlib, configcompression.TypeDeflate:
+		return zlib.NewWriterLevel(nil, levelOr(k.level, zlib.DefaultCompression))
+	case configcompression.TypeZstd:
+		return zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(levelOr(k.level, 3))))
+	}
+	return nil, fmt.Errorf("unsupported compression %q", k.typ)
+}
+
 // compress encodes body once, as the configured compression asks; it
-// returns the bytes and the Content-Encoding to send them with ("" for none).
-func compress(typ configcompression.Type, level configcompression.Level, body []byte) ([]byte, string, error) {
-	var buf bytes.Buffer
-	var w io.WriteCloser
-	var err error
+// returns the bytes to send ("none" and "" return body as it is).
+func compress(typ configcompression.Type, level configcompression.Level, body []byte) ([]byte, error) {
 	switch typ {
 	case "", "none":
-		return body, "", nil
-	case configcompression.TypeGzip:
-		w, err = gzip.NewWriterLevel(&buf, levelOr(level, gzip.DefaultCompression))
-	case configcompression.TypeZlib, configcompression.TypeDeflate:
-		w, err = zlib.NewWriterLevel(&buf, levelOr(level, zlib.DefaultCompression))
-	case configcompression.TypeZstd:
-		w, err = zstd.NewWriter(&buf, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(levelOr(level, 3))))
+		return body, nil
 	case configcompression.TypeSnappy:
-		return snappy.Encode(nil, body), string(typ), nil
-	default:
-		return nil, "", fmt.Errorf("unsupported compression %q", typ)
+		return snappy.Encode(nil, body), nil
 	}
-	if err != nil {
-		return nil, "", err
+	k := compressorKey{typ, level}
+	pool, _ := compressorPools.LoadOrStore(k, &sync.Pool{})
+	w, _ := pool.(*sync.Pool).Get().(resetWriter)
+	if w == nil {
+		var err error
+		if w, err = newResetWriter(k); err != nil {
+			return nil, err
+		}
 	}
-	if _, err = w.Write(body); err != nil {
-		return nil, "", err
+	defer pool.(*sync.Pool).Put(w)
+	var buf bytes.Buffer
+	buf.Grow(len(body) / 4)
+	w.Reset(&buf)
+	if _, err := w.Write(body); err != nil {
+		return nil, err
 	}
-	if err = w.Close(); err != nil {
-		return nil, "", err
+	if err := w.Close(); err != nil {
+		return nil, err
 	}
-	return buf.Bytes(), string(typ), nil
+	return buf.Bytes(), nil
 }
 
 func levelOr(l configcompression.Level, def int) int {

@@ -124,7 +124,7 @@ func (e *baseExporter) newPayload(ctx context.Context, items int, marshalProto, 
 	raw, err := marshal()
 	if err == nil {
 		var body []byte
-		if body, _, err = compress(e.cfg.ClientConfig.Compression, e.cfg.ClientConfig.CompressionParams.Level, raw); err == nil {
+		if body, err = compress(e.cfg.ClientConfig.Compression, e.cfg.ClientConfig.CompressionParams.Level, raw); err == nil {
 			var key uuid.UUID
 			if key, err = uuid.NewV7(); err == nil {
 				return &payload{key: key, body: body, items: items, received: e.clock.Now()}, nil

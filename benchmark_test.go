@@ -1,0 +1,111 @@
+package otlphttpretry_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/exporter/otlphttpexporter"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otlphttpretry/otlphttpretry"
+)
+
+// The benchmarks run the core otlp_http exporter and this one side by side,
+// same batch, same loopback server, no queue, so that each op is one
+// ConsumeTraces from the pipeline to the backend's answer. Compare them as
+// ratios (see docs/benchmarks.md); absolute numbers depend on the machine.
+
+func benchBatch(spans int) ptrace.Traces {
+	td := ptrace.NewTraces()
+	ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
+	for i := range spans {
+		s := ss.Spans().AppendEmpty()
+		s.SetName("benchmark-span")
+		s.SetTraceID([16]byte{byte(i), byte(i >> 8), 1})
+		s.SetSpanID([8]byte{byte(i), byte(i >> 8), 1})
+		s.Attributes().PutStr("http.route", "/api/v1/items/{id}")
+		s.Attributes().PutInt("http.status_code", 200)
+	}
+	return td
+}
+
+// server answers 503 to every failEvery-th request (0: never), 200 otherwise.
+func server(b *testing.B, failEvery int64) string {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if failEvery > 0 && n.Add(1)%failEvery == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	b.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func coreExporter(b *testing.B, url string) exporter.Traces {
+	f := otlphttpexporter.NewFactory()
+	cfg := f.CreateDefaultConfig().(*otlphttpexporter.Config)
+	cfg.ClientConfig.Endpoint = url
+	cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
+	cfg.RetryConfig.InitialInterval = time.Microsecond
+	cfg.RetryConfig.RandomizationFactor = 0
+	return start(b, f, cfg)
+}
+
+func retryExporter(b *testing.B, url string) exporter.Traces {
+	f := otlphttpretry.NewFactory()
+	cfg := f.CreateDefaultConfig().(*otlphttpretry.Config)
+	cfg.ClientConfig.Endpoint = url
+	cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
+	cfg.Backoff.InitialInterval = time.Microsecond
+	cfg.Backoff.Jitter = 0
+	return start(b, f, cfg)
+}
+
+func start(b *testing.B, f exporter.Factory, cfg component.Config) exporter.Traces {
+	exp, err := f.CreateTraces(context.Background(), exportertest.NewNopSettings(f.Type()), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := exp.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = exp.Shutdown(context.Background()) })
+	return exp
+}
+
+func run(b *testing.B, exp exporter.Traces, td ptrace.Traces) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := exp.ConsumeTraces(context.Background(), td); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkExport: every batch accepted at the first attempt.
+func BenchmarkExport(b *testing.B) {
+	td := benchBatch(500)
+	b.Run("otlp_http", func(b *testing.B) { run(b, coreExporter(b, server(b, 0)), td) })
+	b.Run("otlp_http_retry", func(b *testing.B) { run(b, retryExporter(b, server(b, 0)), td) })
+}
+
+// BenchmarkExportWithRetry: every batch refused once with 503 (a 1 µs
+// backoff on both), so each op is two attempts; the core exporter
+// marshals and compresses the batch again for the second one.
+func BenchmarkExportWithRetry(b *testing.B) {
+	td := benchBatch(500)
+	b.Run("otlp_http", func(b *testing.B) { run(b, coreExporter(b, server(b, 2)), td) })
+	b.Run("otlp_http_retry", func(b *testing.B) { run(b, retryExporter(b, server(b, 2)), td) })
+}

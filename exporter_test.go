@@ -197,6 +197,11 @@ func TestShutdownDuringALongWaitReturnsAtOnce(t *testing.T) {
 
 	require.NoError(t, h.exp.ConsumeTraces(context.Background(), spans("a", 1)))
 	require.True(t, clock.WaitForTimers(1, 10*time.Second), "the payload is waiting out its Retry-After")
+	// The wait does not block the pipeline: more batches are accepted at
+	// once, while the fake clock still stands at the start of the window.
+	for range 3 {
+		require.NoError(t, h.exp.ConsumeTraces(context.Background(), spans("b", 1)))
+	}
 
 	done := make(chan error, 1)
 	go func() { done <- h.exp.Shutdown(context.Background()) }()

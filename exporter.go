@@ -48,11 +48,11 @@ func newExporter(cfg *Config, set exporter.Settings, sig signal, clock retry.Clo
 		set:         set,
 		signal:      sig,
 		clock:       clock,
-		url:         sig.url(cfg),
 		contentType: protobufContentType,
 		userAgent:   fmt.Sprintf("%s/%s (%s/%s)", set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
 		persistent:  cfg.QueueConfig.HasValue() && cfg.QueueConfig.Get().StorageID != nil,
 	}
+	e.url = sig.url(cfg)
 	u, err := url.Parse(e.url)
 	if err != nil {
 		return nil, fmt.Errorf("%s endpoint: %w", sig.name, err)
@@ -145,11 +145,14 @@ func (e *baseExporter) push(ctx context.Context, r xexporterhelper.Request) erro
 		return consumererror.NewPermanent(fmt.Errorf("unexpected request type %T", r))
 	}
 	ctx, end := e.tel.startExport(ctx, p)
-	started := e.clock.Now()
+	var firstAttempt time.Time
 	out := e.loop.Run(ctx, func(ctx context.Context, attempt int) retry.Response {
+		if attempt == 1 {
+			firstAttempt = e.clock.Now()
+		}
 		return e.send(ctx, p, attempt)
 	})
-	end(out, started)
+	end(out, firstAttempt)
 
 	switch out.Kind {
 	case retry.Delivered:

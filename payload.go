@@ -79,8 +79,11 @@ func (payloadEncoding) Unmarshal(data []byte) (context.Context, xexporterhelper.
 	return context.Background(), p, nil
 }
 
-// maskKey shows the first 8 characters of a key, enough to follow one
-// payload through the logs without handing out the key.
+// maskKey shows the last 8 hex digits of a key, enough to follow one
+// payload through the logs without handing out the key. A UUIDv7 starts
+// with its timestamp, so its first digits are alike for keys minted in the
+// same minute; the last ones are random.
 func maskKey(key uuid.UUID) string {
-	return key.String()[:8] + "…"
+	s := key.String()
+	return "…" + s[len(s)-8:]
 }

@@ -2,6 +2,7 @@ package otlphttpretry
 
 import (
 	"fmt"
+	"net/url"
 
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
@@ -70,14 +71,17 @@ func unmarshalResponse(body []byte, contentType string, fromProto, fromJSON func
 	return nil
 }
 
-// url is the signal's destination: its override, or endpoint + /v1/<signal>.
+// url is the signal's destination: its override, or endpoint with
+// /v1/<signal> appended to its path (a query string stays a query string).
+// An endpoint that does not parse is returned as it is, for the caller's
+// url.Parse to report.
 func (s signal) url(cfg *Config) string {
 	if u := s.endpoint(cfg); u != "" {
 		return u
 	}
-	base := cfg.ClientConfig.Endpoint
-	if len(base) > 0 && base[len(base)-1] == '/' {
-		return base + "v1/" + s.name
+	base, err := url.Parse(cfg.ClientConfig.Endpoint)
+	if err != nil {
+		return cfg.ClientConfig.Endpoint
 	}
-	return base + "/v1/" + s.name
+	return base.JoinPath("v1", s.name).String()
 }

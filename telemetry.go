@@ -98,7 +98,8 @@ func (t *telemetry) with(kv ...attribute.KeyValue) metric.MeasurementOption {
 }
 
 // startExport opens the payload's span; the returned func closes it and
-// records the export duration and latency.
+// records the latency and, for a payload that was sent at least once, the
+// export duration from its first attempt.
 func (t *telemetry) startExport(ctx context.Context, p *payload) (context.Context, func(retry.Outcome, time.Time)) {
 	ctx = context.WithValue(ctx, keyCtx{}, maskKey(p.key))
 	ctx, span := t.tracer.Start(ctx, "otlp_http_retry/export", trace.WithAttributes(
@@ -106,11 +107,13 @@ func (t *telemetry) startExport(ctx context.Context, p *payload) (context.Contex
 		attribute.String("data_type", t.dataType),
 		attribute.Int("items", p.items),
 		attribute.Int("bytes", len(p.body)),
-		attribute.String("idempotency_key.prefix", maskKey(p.key)),
+		attribute.String("idempotency_key.masked", maskKey(p.key)),
 	))
-	return ctx, func(out retry.Outcome, started time.Time) {
+	return ctx, func(out retry.Outcome, firstAttempt time.Time) {
 		final := attribute.String("final_outcome", out.Kind.String())
-		t.tb.OtlpHTTPRetryExportDurationSeconds.Record(ctx, since(t.clock, started), t.with(final))
+		if !firstAttempt.IsZero() {
+			t.tb.OtlpHTTPRetryExportDurationSeconds.Record(ctx, since(t.clock, firstAttempt), t.with(final))
+		}
 		t.tb.OtlpHTTPRetryExportLatencySeconds.Record(ctx, since(t.clock, p.received), t.with(final))
 		span.SetAttributes(attribute.Int("attempts", out.Attempts), final)
 		switch out.Kind {
@@ -222,6 +225,11 @@ func (t *telemetry) dropped(ctx context.Context, items int, reason string) {
 
 // partialSuccess logs and counts the items a 2xx response rejected.
 func (t *telemetry) partialSuccess(ctx context.Context, p *payload, rejected int64, msg string) {
+	if rejected == 0 {
+		t.set.Logger.Warn("Partial success with a warning from the backend; nothing was rejected",
+			zap.String("endpoint", t.endpoint), zap.String("message", truncate(msg)), zap.String("key", maskKey(p.key)))
+		return
+	}
 	t.dropped(ctx, int(rejected), dropPartialSuccess)
 	t.set.Logger.Warn("Partial success: the backend accepted the batch but rejected some items; they are not retried",
 		zap.String("endpoint", t.endpoint), zap.Int64("rejected_items", rejected), zap.String("message", truncate(msg)), zap.String("key", maskKey(p.key)))

@@ -64,7 +64,10 @@ type RetryAfterConfig struct {
 	Max time.Duration `mapstructure:"max"`
 	// MaxElapsed is the time budget of the rate-limit path per payload,
 	// counted from the payload's first throttled response or closed gate.
-	// It must allow at least three capped waits.
+	// A throttled response after it drops the payload. It must allow at
+	// least three capped waits. A payload that only waits at the gate
+	// (others are being throttled) is dropped once MaxElapsed + Max +
+	// Jitter has passed without its getting a try.
 	MaxElapsed time.Duration `mapstructure:"max_elapsed"`
 	// Jitter is the upper bound of a uniform random time added to each
 	// wait, so that collectors told the same thing do not return in lockstep.

@@ -2,6 +2,7 @@ package retry_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -14,12 +15,17 @@ import (
 var t0 = time.Date(2025, time.March, 1, 12, 0, 0, 0, time.UTC)
 
 // resp builds a response with the given status and header name/value pairs.
+// Like the exporter's send, it describes every non-2xx answer in Err.
 func resp(code int, header ...string) retry.Response {
 	h := http.Header{}
 	for i := 0; i+1 < len(header); i += 2 {
 		h.Set(header[i], header[i+1])
 	}
-	return retry.Response{Status: code, Header: h}
+	r := retry.Response{Status: code, Header: h}
+	if code < 200 || code > 299 {
+		r.Err = fmt.Errorf("collector answered %d %s", code, http.StatusText(code))
+	}
+	return r
 }
 
 // withRetryAfter builds a response carrying a Retry-After header.

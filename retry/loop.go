@@ -124,6 +124,8 @@ func (l *Loop) Run(ctx context.Context, send func(ctx context.Context, attempt i
 		r.last = resp
 		e := Event{Kind: EventAttempt, Attempt: r.attempt, MaxAttempts: l.policy.Backoff.MaxAttempts, Response: resp, Duration: l.clock.Now().Sub(started)}
 		if resp.Status == 0 && ctx.Err() != nil {
+			e.Action, e.Reason = ClassifyError(resp.Err)
+			r.observe(context.WithoutCancel(ctx), e)
 			r.release(false)
 			return interrupted(r.attempt, resp, ctx.Err())
 		}
@@ -149,9 +151,12 @@ func (r *run) passGate(ctx context.Context) error {
 	if closed, _ := r.gate.State(); closed && r.throttleStart.IsZero() {
 		r.throttleStart = r.clock.Now()
 	}
+	// A payload waiting out its own last wait before the budget ends must
+	// still get its try: the gate's deadline allows one more capped wait.
 	var deadline time.Time
 	if !r.throttleStart.IsZero() {
-		deadline = r.throttleStart.Add(r.policy.RetryAfter.MaxElapsed)
+		ra := r.policy.RetryAfter
+		deadline = r.throttleStart.Add(ra.MaxElapsed + ra.Max + ra.Jitter)
 	}
 	blocked := false
 	probe, err := r.gate.Acquire(ctx, deadline, func() { blocked = true; r.waiting.Add(1) })
@@ -208,6 +213,11 @@ func (r *run) decide(ctx context.Context, e *Event) (Outcome, bool) {
 	}
 
 	if r.stopCtx.Err() != nil {
+		// A retryable failure after Stop, in drain or by an attempt that was
+		// in flight at Stop, ends the drain for every payload.
+		r.drainMu.Lock()
+		r.drainBad = true
+		r.drainMu.Unlock()
 		r.observe(ctx, *e)
 		r.release(false)
 		return interrupted(r.attempt, resp, fmt.Errorf("exporter shutting down: %w", resp.Err)), true
@@ -224,26 +234,33 @@ func (r *run) decide(ctx context.Context, e *Event) (Outcome, bool) {
 }
 
 // rateLimit closes the gate for what the server asked; the wait itself
-// happens at the gate, shared with every sender to the destination.
+// happens at the gate, shared with every sender to the destination. A
+// payload whose rate-limit budget is spent is dropped here, after a try,
+// never while it waits.
 func (r *run) rateLimit(ctx context.Context, e *Event, ra RetryAfter) (Outcome, bool) {
 	now := r.clock.Now()
-	e.Path, e.Delay, e.DelaySource = PathRateLimit, ra.Delay, SourceHeader
+	e.Throttled = true
+	delay, source := ra.Delay, SourceHeader
 	if !ra.Usable() {
-		e.Delay, e.DelaySource = r.policy.RetryAfter.Default, SourceDefault
+		delay, source = r.policy.RetryAfter.Default, SourceDefault
 	} else if ra.Capped {
-		e.DelaySource = SourceCapped
+		source = SourceCapped
 	}
-	e.Delay += Jitter(r.policy.RetryAfter.Jitter, r.random())
-	e.Until = now.Add(e.Delay)
-	r.observe(ctx, *e)
-	r.probe = false // Throttle takes the probe back
-	if r.gate.Throttle(e.Until) {
-		r.observe(ctx, Event{Kind: EventWindowStart, Response: e.Response, Delay: e.Delay, Until: e.Until})
-	}
+	delay += Jitter(r.policy.RetryAfter.Jitter, r.random())
+	until := now.Add(delay)
 	if r.throttleStart.IsZero() {
 		r.throttleStart = now
 	}
-	if now.Sub(r.throttleStart) >= r.policy.RetryAfter.MaxElapsed {
+	spent := now.Sub(r.throttleStart) >= r.policy.RetryAfter.MaxElapsed
+	if !spent {
+		e.Path, e.Delay, e.DelaySource, e.Until = PathRateLimit, delay, source, until
+	}
+	r.observe(ctx, *e)
+	r.probe = false // Throttle takes the probe back
+	if r.gate.Throttle(until) {
+		r.observe(ctx, Event{Kind: EventWindowStart, Response: e.Response, Delay: delay, Until: until})
+	}
+	if spent {
 		return dropped(DropThrottleBudgetExhausted, r.attempt, e.Response, e.Response.Err), true
 	}
 	return Outcome{}, false
@@ -287,11 +304,6 @@ func (l *Loop) drain(ctx context.Context, send func(ctx context.Context, attempt
 	resp := send(ctx, 1)
 	e := Event{Kind: EventAttempt, Attempt: 1, MaxAttempts: l.policy.Backoff.MaxAttempts, Response: resp, Duration: l.clock.Now().Sub(started)}
 	out, _ := r.decide(ctx, &e)
-	if out.Kind == Interrupted {
-		l.drainMu.Lock()
-		l.drainBad = true
-		l.drainMu.Unlock()
-	}
 	return out
 }
 

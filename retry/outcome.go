@@ -83,6 +83,9 @@ type Event struct {
 	Action   Action
 	// Reason is the status code, or the network error's reason.
 	Reason string
+	// Throttled is set when the response took the rate-limit path (a
+	// usable Retry-After, or a 429), whether or not a retry follows.
+	Throttled bool
 	// Path is PathRateLimit or PathBackoff when a retry was scheduled.
 	Path string
 	// Delay is the wait before the next attempt (jitter included), and
@@ -107,7 +110,7 @@ func (e Event) Outcome() string {
 		return "permanent"
 	case e.Response.Status == 0:
 		return "network_error"
-	case e.Path == PathRateLimit:
+	case e.Throttled:
 		return "throttled"
 	}
 	return "retryable"

@@ -1,0 +1,54 @@
+# Targets:
+#   make build-collector  build build/otelcol-retry/otelcol-retry with ocb
+#   make demo             build the collector, then run the throttling demo
+#   make test             gofmt check, go vet, unit tests (race), e2e tests
+
+GO              ?= go
+GOPATH_BIN      := $(shell $(GO) env GOPATH)/bin
+BUILDER_VERSION := v0.165.0
+BUILDER         := $(GOPATH_BIN)/builder
+MANIFEST        := cmd/otelcol-retry/builder-config.yaml
+OTELCOL_BIN     := $(CURDIR)/build/otelcol-retry/otelcol-retry
+GO_FILES         = $(shell find . -name '*.go' -not -path './build/*' -not -path './.git/*')
+
+.PHONY: all build-collector install-builder demo test fmt-check vet unit-test e2e-test clean
+
+all: test
+
+# ocb must be the release the manifest targets; install it when it is
+# missing or another version.
+install-builder:
+	@if [ ! -x "$(BUILDER)" ] || ! "$(BUILDER)" version 2>&1 | grep -q '$(BUILDER_VERSION)$$'; then \
+		echo "installing go.opentelemetry.io/collector/cmd/builder@$(BUILDER_VERSION) into $(GOPATH_BIN)"; \
+		$(GO) install go.opentelemetry.io/collector/cmd/builder@$(BUILDER_VERSION); \
+	fi
+
+# ocb resolves output_path and the exporter's path: against its working
+# directory, so it runs from the repository root.
+build-collector: install-builder
+	@mkdir -p build
+	$(BUILDER) --config $(MANIFEST)
+
+demo: build-collector
+	$(GO) run ./cmd/demo -collector $(OTELCOL_BIN)
+
+test: fmt-check vet unit-test e2e-test
+
+fmt-check:
+	@unformatted="$$(gofmt -l $(GO_FILES))"; \
+	if [ -n "$$unformatted" ]; then \
+		echo "gofmt needed on:"; echo "$$unformatted"; exit 1; \
+	fi
+
+vet:
+	$(GO) vet ./...
+	$(GO) vet -tags e2e ./internal/e2e/...
+
+unit-test:
+	$(GO) test -race -count=1 ./...
+
+e2e-test: build-collector
+	OTELCOL_BIN=$(OTELCOL_BIN) $(GO) test -count=1 -timeout 10m -tags e2e -v ./internal/e2e/...
+
+clean:
+	rm -rf build

@@ -1,0 +1,154 @@
+package otlphttpretry
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/configcompression"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pipeline"
+	"go.opentelemetry.io/collector/receiver/otlpreceiver"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+
+	"github.com/otlphttpretry/otlphttpretry/internal/metadata"
+	"github.com/otlphttpretry/otlphttpretry/retry"
+)
+
+// contractReceiverConfig is the real otlp receiver, HTTP only, on a free
+// local port. It answers the contract's retryable consumer errors with 503
+// (no Retry-After) and its permanent ones with 500.
+func contractReceiverConfig(t *testing.T) (*otlpreceiver.Config, string) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+
+	cfg := otlpreceiver.NewFactory().CreateDefaultConfig().(*otlpreceiver.Config)
+	http := cfg.Protocols.HTTP.GetOrInsertDefault()
+	http.ServerConfig.NetAddr.Endpoint = addr
+	require.False(t, cfg.Protocols.GRPC.HasValue(), "only the HTTP protocol is wanted")
+	return cfg, "http://" + addr
+}
+
+// contractExporterConfig points the exporter at the receiver and makes the
+// contract's checks meaningful and fast:
+//   - no sending queue, so ConsumeX returns only after the payload was
+//     delivered or dropped, and the contract counts settled numbers;
+//   - a short, flat, jitter-free backoff with enough attempts that a
+//     payload the receiver fails retryably (50 % per attempt in the
+//     contract's scenarios) is in practice always delivered in the end;
+//   - status_overrides 500: drop. The classifier retries every 5xx but 501,
+//     505 and 511 by default (a 500 from a proxy is usually transient), but
+//     the otlp receiver answers 500 only for a consumererror.Permanent
+//     (gRPC Internal), which the contract requires never to be retried.
+func contractExporterConfig(endpoint string, encoding EncodingType) *Config {
+	cfg := createDefaultConfig().(*Config)
+	cfg.ClientConfig.Endpoint = endpoint
+	cfg.ClientConfig.Timeout = 5 * time.Second
+	cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
+	cfg.Encoding = encoding
+	cfg.Backoff = retry.BackoffConfig{
+		MaxAttempts:     64,
+		InitialInterval: 5 * time.Millisecond,
+		Multiplier:      1,
+		MaxInterval:     5 * time.Millisecond,
+		Jitter:          0,
+	}
+	cfg.StatusOverrides = map[string]string{"500": "drop"}
+	return cfg
+}
+
+func TestContractConsume(t *testing.T) {
+	tests := []struct {
+		name     string
+		signal   pipeline.Signal
+		encoding EncodingType
+	}{
+		{"traces", pipeline.SignalTraces, EncodingProto},
+		{"metrics", pipeline.SignalMetrics, EncodingProto},
+		{"logs", pipeline.SignalLogs, EncodingProto},
+		{"traces_json", pipeline.SignalTraces, EncodingJSON},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rcvCfg, endpoint := contractReceiverConfig(t)
+			cfg := contractExporterConfig(endpoint, tt.encoding)
+			require.NoError(t, cfg.Validate())
+			exportertest.CheckConsumeContract(exportertest.CheckConsumeContractParams{
+				T:                    t,
+				NumberOfTestElements: 50,
+				Signal:               tt.signal,
+				ExporterFactory:      NewFactory(),
+				ExporterConfig:       cfg,
+				ReceiverFactory:      otlpreceiver.NewFactory(),
+				ReceiverConfig:       rcvCfg,
+			})
+		})
+	}
+}
+
+// Without the override, the default classifier retries the receiver's 500:
+// the contract's "permanent errors are not retried" does not hold. This
+// documents why contractExporterConfig sets it.
+func TestContractNeedsTheOverrideFor500(t *testing.T) {
+	require.Equal(t, retry.ActionRetry, retry.ClassifyStatus(500, nil))
+	cfg := contractExporterConfig("http://127.0.0.1:4318", EncodingProto)
+	overrides, err := cfg.overrides()
+	require.NoError(t, err)
+	require.Equal(t, retry.ActionDrop, retry.ClassifyStatus(500, overrides))
+	require.Equal(t, retry.ActionRetry, retry.ClassifyStatus(503, overrides))
+}
+
+// Every compression the exporter accepts, in both encodings, is understood
+// by the real otlp receiver: the bytes compressed once at the door carry a
+// Content-Encoding its decompressor agrees with.
+func TestContractRealReceiverDecodesEveryCompressionAndEncoding(t *testing.T) {
+	rcvCfg, endpoint := contractReceiverConfig(t)
+	sink := new(consumertest.TracesSink)
+	rf := otlpreceiver.NewFactory()
+	rcv, err := rf.CreateTraces(context.Background(), receivertest.NewNopSettings(rf.Type()), rcvCfg, sink)
+	require.NoError(t, err)
+	require.NoError(t, rcv.Start(context.Background(), componenttest.NewNopHost()))
+	defer func() { require.NoError(t, rcv.Shutdown(context.Background())) }()
+
+	compressions := []configcompression.Type{
+		"", "none", configcompression.TypeGzip, configcompression.TypeZlib,
+		configcompression.TypeDeflate, configcompression.TypeSnappy, configcompression.TypeZstd,
+	}
+	for _, enc := range []EncodingType{EncodingProto, EncodingJSON} {
+		for _, comp := range compressions {
+			t.Run(string(enc)+"/"+string(comp), func(t *testing.T) {
+				sink.Reset()
+				cfg := contractExporterConfig(endpoint, enc)
+				cfg.ClientConfig.Compression = comp
+				require.NoError(t, cfg.Validate())
+				exp, err := NewFactory().CreateTraces(context.Background(), exportertest.NewNopSettings(metadata.Type), cfg)
+				require.NoError(t, err)
+				require.NoError(t, exp.Start(context.Background(), componenttest.NewNopHost()))
+				defer func() { require.NoError(t, exp.Shutdown(context.Background())) }()
+
+				td := ptrace.NewTraces()
+				ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
+				for i := range 100 {
+					sp := ss.Spans().AppendEmpty()
+					sp.SetName("compressible span name repeated many times")
+					sp.SetSpanID([8]byte{byte(i + 1)})
+				}
+				require.NoError(t, exp.ConsumeTraces(context.Background(), td))
+				require.Equal(t, 100, sink.SpanCount())
+				got := sink.AllTraces()[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+				assert.Equal(t, "compressible span name repeated many times", got.At(99).Name())
+			})
+		}
+	}
+}

@@ -1,0 +1,395 @@
+// Package demobackend is a small OTLP/HTTP backend for demos and end-to-end
+// tests of the otlp_http_retry exporter. It accepts /v1/traces, /v1/metrics
+// and /v1/logs (protobuf or JSON, optionally gzip-compressed), follows a
+// script (throttle with 429 + Retry-After for a while, or answer 401 to
+// everything), and records every request so that a test can check what the
+// exporter did on the wire: when each request arrived, what it was
+// answered, which idempotency key and which body bytes it carried, and how
+// many items it held.
+package demobackend // import "github.com/otlphttpretry/otlphttpretry/internal/demobackend"
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+// Mode is the backend's script.
+type Mode int
+
+const (
+	// ModeThrottle answers 429 with Retry-After for ThrottleFor after the
+	// first request, then 200.
+	ModeThrottle Mode = iota
+	// ModeUnauthorized answers 401 to every export request.
+	ModeUnauthorized
+)
+
+// Config is the backend's script.
+type Config struct {
+	Mode Mode
+	// ThrottleFor is how long after the first request the backend answers
+	// 429 (ModeThrottle). Zero accepts everything.
+	ThrottleFor time.Duration
+	// RetryAfter is the value of the Retry-After header on a 429, in
+	// seconds. Zero or negative sends no Retry-After header.
+	RetryAfter int
+	// IdempotencyHeader names the header holding the payload's key; empty
+	// means "Idempotency-Key".
+	IdempotencyHeader string
+	// MaxBodyBytes bounds a request body (compressed and decompressed); 0
+	// means 32 MiB.
+	MaxBodyBytes int64
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+const (
+	defaultIdempotencyHeader = "Idempotency-Key"
+	defaultMaxBodyBytes      = 32 << 20
+	protobufContentType      = "application/x-protobuf"
+	jsonContentType          = "application/json"
+)
+
+// Record is one request as the backend saw it.
+type Record struct {
+	// Seq is the 0-based arrival order.
+	Seq int
+	// Arrival is when the handler started on the request.
+	Arrival time.Time
+	// Path is the URL path (/v1/traces, /v1/metrics or /v1/logs).
+	Path string
+	// Status is the HTTP status the backend answered.
+	Status int
+	// RetryAfter is the Retry-After value sent with a 429 ("" otherwise).
+	RetryAfter string
+	// Key is the idempotency key header ("" when absent).
+	Key string
+	// BodyHash is the hex SHA-256 of the body bytes as they came over the
+	// wire (before decompression): the same payload resent must hash alike.
+	BodyHash string
+	// BodyBytes is the wire size of the body.
+	BodyBytes int
+	// Items is the number of spans, data points or log records decoded.
+	Items int
+	// ItemIDs identifies each span ("traceid/spanid"); empty for metrics and logs.
+	ItemIDs []string
+	// InRefusedWindow is set when the request arrived after a 429 was
+	// decided and before that 429's Retry-After had passed.
+	InRefusedWindow bool
+	// Err is why the request was rejected as malformed, if it was.
+	Err string
+}
+
+// window is the span of time a 429 asked the client to stay away.
+type window struct{ start, end time.Time }
+
+// Backend is the demo OTLP/HTTP backend. Its zero value is not usable: call New.
+type Backend struct {
+	cfg Config
+
+	mu      sync.Mutex
+	first   time.Time // first request's arrival
+	records []Record
+	windows []window
+
+	changed chan struct{} // closed and replaced on every request
+
+	srv *http.Server
+	ln  net.Listener
+}
+
+// New returns a backend following cfg. Serve it with Start, or mount Handler.
+func New(cfg Config) *Backend {
+	if cfg.IdempotencyHeader == "" {
+		cfg.IdempotencyHeader = defaultIdempotencyHeader
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = defaultMaxBodyBytes
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Backend{cfg: cfg, changed: make(chan struct{})}
+}
+
+// Start listens on addr (for example "127.0.0.1:0") and serves in the background.
+func (b *Backend) Start(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	b.ln = ln
+	b.srv = &http.Server{Handler: b.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = b.srv.Serve(ln) }()
+	return nil
+}
+
+// URL is the base URL to configure as the exporter's endpoint (no /v1/...).
+func (b *Backend) URL() string {
+	if b.ln == nil {
+		return ""
+	}
+	return "http://" + b.ln.Addr().String()
+}
+
+// Close stops the server started by Start.
+func (b *Backend) Close() error {
+	if b.srv == nil {
+		return nil
+	}
+	return b.srv.Close()
+}
+
+// Handler serves the three OTLP/HTTP export paths.
+func (b *Backend) Handler() http.Handler {
+	mux := http.NewServeMux()
+	for _, p := range []string{"/v1/traces", "/v1/metrics", "/v1/logs"} {
+		mux.HandleFunc(p, b.export)
+	}
+	return mux
+}
+
+func (b *Backend) export(w http.ResponseWriter, r *http.Request) {
+	arrival := b.cfg.Now()
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "only POST is accepted", http.StatusMethodNotAllowed)
+		return
+	}
+	rec := Record{Arrival: arrival, Path: r.URL.Path, Key: r.Header.Get(b.cfg.IdempotencyHeader)}
+	wire, err := io.ReadAll(io.LimitReader(r.Body, b.cfg.MaxBodyBytes+1))
+	if err == nil && int64(len(wire)) > b.cfg.MaxBodyBytes {
+		err = fmt.Errorf("body larger than %d bytes", b.cfg.MaxBodyBytes)
+	}
+	sum := sha256.Sum256(wire)
+	rec.BodyHash, rec.BodyBytes = hex.EncodeToString(sum[:]), len(wire)
+	var ct string
+	if err == nil {
+		ct, err = contentType(r.Header.Get("Content-Type"))
+	}
+	var raw []byte
+	if err == nil {
+		raw, err = decompress(r.Header.Get("Content-Encoding"), wire, b.cfg.MaxBodyBytes)
+	}
+	if err == nil {
+		rec.Items, rec.ItemIDs, err = decode(r.URL.Path, ct, raw)
+	}
+
+	b.mu.Lock()
+	now := b.cfg.Now()
+	if b.first.IsZero() {
+		b.first = arrival
+	}
+	for _, win := range b.windows {
+		if arrival.After(win.start) && arrival.Before(win.end) {
+			rec.InRefusedWindow = true
+			break
+		}
+	}
+	switch {
+	case err != nil:
+		rec.Status, rec.Err = http.StatusBadRequest, err.Error()
+		if errors.Is(err, errUnsupportedMedia) {
+			rec.Status = http.StatusUnsupportedMediaType
+		}
+	case b.cfg.Mode == ModeUnauthorized:
+		rec.Status = http.StatusUnauthorized
+	case now.Before(b.first.Add(b.cfg.ThrottleFor)):
+		rec.Status = http.StatusTooManyRequests
+		end := now
+		if b.cfg.RetryAfter > 0 {
+			rec.RetryAfter = strconv.Itoa(b.cfg.RetryAfter)
+			end = now.Add(time.Duration(b.cfg.RetryAfter) * time.Second)
+		}
+		b.windows = append(b.windows, window{start: now, end: end})
+	default:
+		rec.Status = http.StatusOK
+	}
+	rec.Seq = len(b.records)
+	b.records = append(b.records, rec)
+	close(b.changed)
+	b.changed = make(chan struct{})
+	b.mu.Unlock()
+
+	switch rec.Status {
+	case http.StatusOK:
+		writeOK(w, r.URL.Path, ct)
+	case http.StatusTooManyRequests:
+		if rec.RetryAfter != "" {
+			w.Header().Set("Retry-After", rec.RetryAfter)
+		}
+		writeStatus(w, rec.Status, "demo backend is throttling: retry after the time in Retry-After")
+	case http.StatusUnauthorized:
+		writeStatus(w, rec.Status, "demo backend refuses every request: credentials not accepted")
+	default:
+		writeStatus(w, rec.Status, rec.Err)
+	}
+}
+
+// Records returns a copy of every request recorded so far, in arrival order.
+func (b *Backend) Records() []Record {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]Record, len(b.records))
+	copy(out, b.records)
+	return out
+}
+
+// Changed returns a channel closed at the next request.
+func (b *Backend) Changed() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.changed
+}
+
+// Summary summarises the requests recorded so far.
+func (b *Backend) Summary() Summary { return Summarize(b.Records()) }
+
+var errUnsupportedMedia = errors.New("unsupported media type")
+
+func contentType(header string) (string, error) {
+	mt, _, err := mime.ParseMediaType(header)
+	if err != nil {
+		return "", fmt.Errorf("%w: %q", errUnsupportedMedia, header)
+	}
+	switch mt {
+	case protobufContentType, jsonContentType:
+		return mt, nil
+	}
+	return "", fmt.Errorf("%w: %q", errUnsupportedMedia, mt)
+}
+
+func decompress(encoding string, body []byte, limit int64) ([]byte, error) {
+	switch encoding {
+	case "", "identity":
+		return body, nil
+	case "gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		raw, err := io.ReadAll(io.LimitReader(zr, limit+1))
+		if err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		if int64(len(raw)) > limit {
+			return nil, fmt.Errorf("decompressed body larger than %d bytes", limit)
+		}
+		return raw, nil
+	}
+	return nil, fmt.Errorf("%w: Content-Encoding %q", errUnsupportedMedia, encoding)
+}
+
+// decode parses an OTLP export request and counts its items.
+func decode(path, ct string, raw []byte) (int, []string, error) {
+	unmarshal := func(fromProto, fromJSON func([]byte) error) error {
+		if ct == jsonContentType {
+			return fromJSON(raw)
+		}
+		return fromProto(raw)
+	}
+	switch path {
+	case "/v1/traces":
+		req := ptraceotlp.NewExportRequest()
+		if err := unmarshal(req.UnmarshalProto, req.UnmarshalJSON); err != nil {
+			return 0, nil, fmt.Errorf("decoding traces: %w", err)
+		}
+		td := req.Traces()
+		ids := make([]string, 0, td.SpanCount())
+		for _, rs := range td.ResourceSpans().All() {
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, s := range ss.Spans().All() {
+					ids = append(ids, s.TraceID().String()+"/"+s.SpanID().String())
+				}
+			}
+		}
+		return len(ids), ids, nil
+	case "/v1/metrics":
+		req := pmetricotlp.NewExportRequest()
+		if err := unmarshal(req.UnmarshalProto, req.UnmarshalJSON); err != nil {
+			return 0, nil, fmt.Errorf("decoding metrics: %w", err)
+		}
+		return req.Metrics().DataPointCount(), nil, nil
+	case "/v1/logs":
+		req := plogotlp.NewExportRequest()
+		if err := unmarshal(req.UnmarshalProto, req.UnmarshalJSON); err != nil {
+			return 0, nil, fmt.Errorf("decoding logs: %w", err)
+		}
+		return req.Logs().LogRecordCount(), nil, nil
+	}
+	return 0, nil, fmt.Errorf("unknown path %q", path)
+}
+
+// writeOK answers with an empty ExportResponse of the request's signal, in
+// the request's encoding.
+func writeOK(w http.ResponseWriter, path, ct string) {
+	type response interface {
+		MarshalProto() ([]byte, error)
+		MarshalJSON() ([]byte, error)
+	}
+	var resp response
+	switch path {
+	case "/v1/traces":
+		resp = ptraceotlp.NewExportResponse()
+	case "/v1/metrics":
+		resp = pmetricotlp.NewExportResponse()
+	default:
+		resp = plogotlp.NewExportResponse()
+	}
+	marshal := resp.MarshalProto
+	if ct == jsonContentType {
+		marshal = resp.MarshalJSON
+	} else {
+		ct = protobufContentType
+	}
+	body, err := marshal()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", ct)
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
+
+// writeStatus answers an error as OTLP/HTTP asks: a google.rpc.Status in protobuf.
+func writeStatus(w http.ResponseWriter, code int, msg string) {
+	body, err := proto.Marshal(&status.Status{Code: int32(grpcCode(code)), Message: msg})
+	if err != nil {
+		http.Error(w, msg, code)
+		return
+	}
+	w.Header().Set("Content-Type", protobufContentType)
+	w.WriteHeader(code)
+	_, _ = w.Write(body)
+}
+
+// grpcCode maps the HTTP statuses the backend uses to gRPC codes.
+func grpcCode(httpCode int) int {
+	switch httpCode {
+	case http.StatusTooManyRequests:
+		return 8 // RESOURCE_EXHAUSTED
+	case http.StatusUnauthorized:
+		return 16 // UNAUTHENTICATED
+	case http.StatusBadRequest:
+		return 3 // INVALID_ARGUMENT
+	}
+	return 2 // UNKNOWN
+}

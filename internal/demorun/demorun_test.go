@@ -1,0 +1,153 @@
+package demorun
+
+import (
+	"math"
+	"net"
+	"os"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+func TestRenderDefaultTemplate(t *testing.T) {
+	cfg, err := NewCollectorConfig("http://127.0.0.1:4000", "/tmp/x/storage")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.IncludePermanentErrors = true
+	for _, a := range []string{cfg.ReceiverEndpoint, cfg.HealthEndpoint} {
+		host, _, err := net.SplitHostPort(a)
+		if err != nil || host != "127.0.0.1" {
+			t.Fatalf("address %q is not on 127.0.0.1", a)
+		}
+	}
+	path, err := cfg.WriteFile(t.TempDir(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("rendered config is not YAML: %v\n%s", err, raw)
+	}
+	get := func(path ...string) any {
+		var cur any = doc
+		for _, p := range path {
+			m, ok := cur.(map[string]any)
+			if !ok {
+				t.Fatalf("%v: not a map at %q", path, p)
+			}
+			cur = m[p]
+		}
+		return cur
+	}
+	checks := []struct {
+		path []string
+		want any
+	}{
+		{[]string{"exporters", "otlp_http_retry", "endpoint"}, "http://127.0.0.1:4000"},
+		{[]string{"exporters", "otlp_http_retry", "sending_queue", "storage"}, "file_storage"},
+		{[]string{"extensions", "file_storage", "directory"}, "/tmp/x/storage"},
+		{[]string{"extensions", "healthcheckv2", "use_v2"}, true},
+		{[]string{"extensions", "healthcheckv2", "component_health", "include_permanent_errors"}, true},
+		{[]string{"extensions", "healthcheckv2", "http", "endpoint"}, cfg.HealthEndpoint},
+		{[]string{"receivers", "otlp", "protocols", "http", "endpoint"}, cfg.ReceiverEndpoint},
+		{[]string{"exporters", "debug", "verbosity"}, "basic"},
+		{[]string{"service", "telemetry", "logs", "level"}, "info"},
+		{[]string{"service", "telemetry", "metrics", "level"}, "normal"},
+	}
+	for _, c := range checks {
+		if got := get(c.path...); got != c.want {
+			t.Errorf("%s = %v, want %v", strings.Join(c.path, "::"), got, c.want)
+		}
+	}
+	readers := get("service", "telemetry", "metrics", "readers").([]any)
+	prom := readers[0].(map[string]any)["pull"].(map[string]any)["exporter"].(map[string]any)["prometheus"].(map[string]any)
+	if prom["host"] != "127.0.0.1" || prom["port"] != cfg.MetricsPort {
+		t.Errorf("prometheus reader = %v, want 127.0.0.1:%d", prom, cfg.MetricsPort)
+	}
+	if got := cfg.MetricsURL(); !strings.HasPrefix(got, "http://127.0.0.1:") || !strings.HasSuffix(got, "/metrics") {
+		t.Errorf("MetricsURL = %q", got)
+	}
+}
+
+func TestRenderRejectsUnknownField(t *testing.T) {
+	if _, err := (CollectorConfig{}).Render("x: {{ .Nope }}"); err == nil {
+		t.Fatal("an unknown template field rendered")
+	}
+}
+
+func TestFreeAddrsDistinct(t *testing.T) {
+	addrs, err := FreeAddrs(5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, a := range addrs {
+		if seen[a] {
+			t.Fatalf("duplicate address %s", a)
+		}
+		seen[a] = true
+	}
+}
+
+func TestParseMetrics(t *testing.T) {
+	text := `# HELP otelcol_otlp_http_retry_attempts Number of HTTP attempts made [Alpha]
+# TYPE otelcol_otlp_http_retry_attempts counter
+otelcol_otlp_http_retry_attempts{data_type="traces",exporter="otlp_http_retry",outcome="throttled",status_code="429"} 3
+otelcol_otlp_http_retry_attempts{data_type="traces",exporter="otlp_http_retry",outcome="success",status_code="200"} 20
+otelcol_otlp_http_retry_retry_after_wait_seconds_bucket{data_type="traces",exporter="otlp_http_retry",source="header",le="+Inf"} 3
+weird{a="x\"y\\z",b="line\nbreak"} 1.5e3 1700000000000
+plain 7
+nan_metric NaN
+`
+	m, err := ParseMetrics(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != 6 {
+		t.Fatalf("%d samples, want 6", len(m))
+	}
+	if got := m.Sum("otelcol_otlp_http_retry_attempts", nil); got != 23 {
+		t.Errorf("sum = %v", got)
+	}
+	if got := m.Sum("otelcol_otlp_http_retry_attempts", map[string]string{"outcome": "throttled", "status_code": "429"}); got != 3 {
+		t.Errorf("throttled = %v", got)
+	}
+	if got := m.LabelNames("otelcol_otlp_http_retry_attempts"); strings.Join(got, ",") != "data_type,exporter,outcome,status_code" {
+		t.Errorf("label names %v", got)
+	}
+	w := m.Find("weird", nil)[0]
+	if w.Labels["a"] != `x"y\z` || w.Labels["b"] != "line\nbreak" || w.Value != 1500 {
+		t.Errorf("weird = %+v", w)
+	}
+	if b := m.Find("otelcol_otlp_http_retry_retry_after_wait_seconds_bucket", map[string]string{"le": "+Inf"}); len(b) != 1 {
+		t.Errorf("bucket not found")
+	}
+	if !math.IsNaN(m.Find("nan_metric", nil)[0].Value) {
+		t.Errorf("NaN not parsed")
+	}
+	if got := len(m.WithPrefix(MetricPrefix)); got != 3 {
+		t.Errorf("WithPrefix: %d", got)
+	}
+	for _, bad := range []string{`x{a="b} 1`, `x{a=b} 1`, `x`, `x{a="b"}`, `x notanumber`} {
+		if _, err := ParseMetrics(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
+
+func TestCompactLogLine(t *testing.T) {
+	line := "2026-11-29T14:59:53.553Z\tinfo\totlphttpretry@v0.0.0/telemetry.go:143\tThrottle window started\t" +
+		`{"resource": {"service.name": "otelcol-retry"}, "otelcol.component.id": "otlp_http_retry", "status": 429, "wait": 4.14}`
+	if got, want := CompactLogLine(line), "14:59:53.553 info Throttle window started status=429 wait=4.14"; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	if got := CompactLogLine("plain line"); got != "plain line" {
+		t.Errorf("plain line changed: %q", got)
+	}
+}

@@ -1,0 +1,157 @@
+package retry_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otlphttpretry/otlphttpretry/retry"
+)
+
+// problems splits a Validate error into its messages.
+func problems(t *testing.T, err error) []string {
+	t.Helper()
+	if err == nil {
+		return nil
+	}
+	joined, ok := err.(interface{ Unwrap() []error })
+	require.True(t, ok, "Validate should join its errors: %v", err)
+	var out []string
+	for _, e := range joined.Unwrap() {
+		out = append(out, e.Error())
+	}
+	return out
+}
+
+// assertProblems checks that err holds exactly one message per key, each
+// starting with the key and containing its fix.
+func assertProblems(t *testing.T, err error, want map[string]string) {
+	t.Helper()
+	msgs := problems(t, err)
+	require.Len(t, msgs, len(want), "messages: %q", msgs)
+	for key, fix := range want {
+		found := false
+		for _, m := range msgs {
+			if strings.HasPrefix(m, key+": ") && strings.Contains(m, fix) {
+				found = true
+			}
+		}
+		assert.True(t, found, "no message for %s containing %q in %q", key, fix, msgs)
+	}
+}
+
+func TestBackoffConfigValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		modify func(*retry.BackoffConfig)
+		want   map[string]string // key -> part of the message
+	}{
+		{name: "defaults", modify: func(*retry.BackoffConfig) {}},
+		{name: "one attempt means no retry and is fine", modify: func(c *retry.BackoffConfig) { c.MaxAttempts = 1 }},
+		{name: "multiplier 1 is fine", modify: func(c *retry.BackoffConfig) { c.Multiplier = 1 }},
+		{name: "no jitter is fine", modify: func(c *retry.BackoffConfig) { c.Jitter = 0 }},
+		{name: "max_interval equal to initial_interval is fine", modify: func(c *retry.BackoffConfig) { c.MaxInterval = c.InitialInterval }},
+
+		{name: "zero max_attempts", modify: func(c *retry.BackoffConfig) { c.MaxAttempts = 0 }, want: map[string]string{"backoff::max_attempts": "must be at least 1"}},
+		{name: "negative max_attempts", modify: func(c *retry.BackoffConfig) { c.MaxAttempts = -3 }, want: map[string]string{"backoff::max_attempts": "-3 must be at least 1"}},
+		{name: "zero initial_interval", modify: func(c *retry.BackoffConfig) { c.InitialInterval = 0 }, want: map[string]string{"backoff::initial_interval": "must be positive"}},
+		{name: "negative initial_interval", modify: func(c *retry.BackoffConfig) { c.InitialInterval = -time.Second }, want: map[string]string{"backoff::initial_interval": "-1s must be positive"}},
+		{name: "multiplier below 1", modify: func(c *retry.BackoffConfig) { c.Multiplier = 0.5 }, want: map[string]string{"backoff::multiplier": "0.5 must be at least 1"}},
+		{name: "zero multiplier", modify: func(c *retry.BackoffConfig) { c.Multiplier = 0 }, want: map[string]string{"backoff::multiplier": "must be at least 1"}},
+		{name: "max_interval below initial_interval", modify: func(c *retry.BackoffConfig) { c.MaxInterval = 500 * time.Millisecond }, want: map[string]string{"backoff::max_interval": "must be at least initial_interval (1s)"}},
+		{name: "negative jitter", modify: func(c *retry.BackoffConfig) { c.Jitter = -time.Millisecond }, want: map[string]string{"backoff::jitter": "must not be negative"}},
+		{
+			name: "every key wrong at once",
+			modify: func(c *retry.BackoffConfig) {
+				*c = retry.BackoffConfig{MaxAttempts: 0, InitialInterval: time.Minute, Multiplier: 0.9, MaxInterval: time.Second, Jitter: -1}
+			},
+			want: map[string]string{
+				"backoff::max_attempts": "must be at least 1",
+				"backoff::multiplier":   "must be at least 1",
+				"backoff::max_interval": "must be at least initial_interval",
+				"backoff::jitter":       "must not be negative",
+			},
+		},
+		{
+			name:   "zero value",
+			modify: func(c *retry.BackoffConfig) { *c = retry.BackoffConfig{} },
+			want: map[string]string{
+				"backoff::max_attempts":     "must be at least 1",
+				"backoff::initial_interval": "must be positive",
+				"backoff::multiplier":       "must be at least 1",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := retry.NewDefaultBackoffConfig()
+			tt.modify(&cfg)
+			err := cfg.Validate()
+			if len(tt.want) == 0 {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assertProblems(t, err, tt.want)
+		})
+	}
+}
+
+func TestRetryAfterConfigValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		modify func(*retry.RetryAfterConfig)
+		want   map[string]string
+	}{
+		{name: "defaults", modify: func(*retry.RetryAfterConfig) {}},
+		{name: "zero default is fine", modify: func(c *retry.RetryAfterConfig) { c.Default = 0 }},
+		{name: "default equal to max is fine", modify: func(c *retry.RetryAfterConfig) { c.Default = c.Max }},
+		{name: "max_elapsed exactly three maxes is fine", modify: func(c *retry.RetryAfterConfig) { c.MaxElapsed = 3 * c.Max }},
+		{name: "zero jitter is fine", modify: func(c *retry.RetryAfterConfig) { c.Jitter = 0 }},
+		{name: "jitter at its bound is fine", modify: func(c *retry.RetryAfterConfig) { c.Jitter = 5 * time.Second }},
+
+		{name: "negative default", modify: func(c *retry.RetryAfterConfig) { c.Default = -time.Second }, want: map[string]string{"retry_after::default": "-1s must not be negative"}},
+		{name: "default above max", modify: func(c *retry.RetryAfterConfig) { c.Default = 301 * time.Second }, want: map[string]string{"retry_after::default": "must not exceed retry_after::max (5m0s)"}},
+		{
+			name:   "zero max",
+			modify: func(c *retry.RetryAfterConfig) { c.Max = 0 },
+			want: map[string]string{
+				"retry_after::max":     "must be positive",
+				"retry_after::default": "must not exceed retry_after::max (0s)",
+			},
+		},
+		{
+			name:   "negative max",
+			modify: func(c *retry.RetryAfterConfig) { c.Max, c.Default = -time.Second, 0 },
+			want: map[string]string{
+				"retry_after::max":     "-1s must be positive",
+				"retry_after::default": "must not exceed retry_after::max",
+			},
+		},
+		{name: "max_elapsed one nanosecond short", modify: func(c *retry.RetryAfterConfig) { c.MaxElapsed = 3*c.Max - 1 }, want: map[string]string{"retry_after::max_elapsed": "must allow at least three capped waits (3 x retry_after::max = 15m0s)"}},
+		{name: "max_elapsed equal to max", modify: func(c *retry.RetryAfterConfig) { c.MaxElapsed = c.Max }, want: map[string]string{"retry_after::max_elapsed": "three capped waits"}},
+		{name: "negative jitter", modify: func(c *retry.RetryAfterConfig) { c.Jitter = -time.Millisecond }, want: map[string]string{"retry_after::jitter": "must be between 0s and 5s"}},
+		{name: "jitter above its bound", modify: func(c *retry.RetryAfterConfig) { c.Jitter = 5*time.Second + 1 }, want: map[string]string{"retry_after::jitter": "must be between 0s and 5s"}},
+		{
+			name:   "zero value",
+			modify: func(c *retry.RetryAfterConfig) { *c = retry.RetryAfterConfig{} },
+			want:   map[string]string{"retry_after::max": "must be positive"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := retry.NewDefaultRetryAfterConfig()
+			tt.modify(&cfg)
+			err := cfg.Validate()
+			if len(tt.want) == 0 {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assertProblems(t, err, tt.want)
+		})
+	}
+}

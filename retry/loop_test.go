@@ -1,0 +1,748 @@
+package retry_test
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"net/http"
+	"net/url"
+	"os"
+	"sync"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otlphttpretry/otlphttpretry/retry"
+	"github.com/otlphttpretry/otlphttpretry/retry/retrytest"
+)
+
+const ms = time.Millisecond
+
+// TestLoopRun drives one payload through scripted responses on a clock that
+// jumps by every wait, and checks the outcome and the exact waits.
+func TestLoopRun(t *testing.T) {
+	refused := opErr("dial", os.NewSyscallError("connect", syscall.ECONNREFUSED))
+	badCert := &url.Error{Op: "Post", URL: "https://collector:4318/v1/traces", Err: x509.UnknownAuthorityError{}}
+
+	tests := []struct {
+		name         string
+		policy       func(*retry.Policy) // changes to defaultPolicy, if any
+		random       float64             // what the jitter source returns
+		responses    []retry.Response    // the last one repeats
+		wantKind     retry.OutcomeKind
+		wantReason   string
+		wantAttempts int
+		wantWaits    []time.Duration
+		wantOutcomes []string // Event.Outcome of each attempt
+		check        func(t *testing.T, h *harness, out retry.Outcome)
+	}{
+		{
+			name:         "success on the first try",
+			responses:    []retry.Response{resp(200)},
+			wantKind:     retry.Delivered,
+			wantAttempts: 1,
+			wantOutcomes: []string{"success"},
+			check: func(t *testing.T, h *harness, out retry.Outcome) {
+				assert.NoError(t, out.Err)
+				assert.Equal(t, 200, out.Last.Status)
+				attempt := h.events.of(retry.EventAttempt)[0]
+				assert.Equal(t, 1, attempt.Attempt)
+				assert.Equal(t, 5, attempt.MaxAttempts)
+				assert.Equal(t, retry.ActionSuccess, attempt.Action)
+				assert.Equal(t, "200", attempt.Reason)
+				assert.Empty(t, attempt.Path)
+				assert.Empty(t, h.events.of(retry.EventWindowStart))
+			},
+		},
+		{
+			name:         "503 four times then 200 waits 1s 2s 4s 8s without jitter",
+			responses:    concat(times(4, resp(503)), []retry.Response{resp(200)}),
+			wantKind:     retry.Delivered,
+			wantAttempts: 5,
+			wantWaits:    []time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second},
+			wantOutcomes: []string{"retryable", "retryable", "retryable", "retryable", "success"},
+			check: func(t *testing.T, h *harness, _ retry.Outcome) {
+				for i, e := range h.events.of(retry.EventAttempt)[:4] {
+					assert.Equal(t, retry.PathBackoff, e.Path, "attempt %d", i+1)
+					assert.Equal(t, retry.ParsedMissing, e.RetryAfter.Result, "attempt %d", i+1)
+					assert.Equal(t, time.Second<<i, e.Delay, "attempt %d", i+1)
+				}
+				assert.Empty(t, h.events.of(retry.EventWindowStart), "the backoff path never closes the gate")
+			},
+		},
+		{
+			name:         "503 four times then 200 with half jitter adds 250ms to each wait",
+			random:       0.5,
+			responses:    concat(times(4, resp(503)), []retry.Response{resp(200)}),
+			wantKind:     retry.Delivered,
+			wantAttempts: 5,
+			wantWaits:    []time.Duration{1250 * ms, 2250 * ms, 4250 * ms, 8250 * ms},
+			wantOutcomes: []string{"retryable", "retryable", "retryable", "retryable", "success"},
+		},
+		{
+			name:         "503 five times exhausts the retries",
+			responses:    []retry.Response{resp(503)},
+			wantKind:     retry.Dropped,
+			wantReason:   retry.DropRetriesExhausted,
+			wantAttempts: 5,
+			wantWaits:    []time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second},
+			wantOutcomes: []string{"retryable", "retryable", "retryable", "retryable", "retryable"},
+			check: func(t *testing.T, h *harness, out retry.Outcome) {
+				last := h.events.of(retry.EventAttempt)[4]
+				assert.Empty(t, last.Path, "nothing follows the last attempt")
+				assert.Zero(t, last.Delay)
+				assert.Equal(t, 503, out.Last.Status)
+			},
+		},
+		{
+			name:         "max_attempts 1 never retries",
+			policy:       func(p *retry.Policy) { p.Backoff.MaxAttempts = 1 },
+			responses:    []retry.Response{resp(503)},
+			wantKind:     retry.Dropped,
+			wantReason:   retry.DropRetriesExhausted,
+			wantAttempts: 1,
+			wantOutcomes: []string{"retryable"},
+		},
+		{
+			name: "429 Retry-After 7 waits exactly 7s with no backoff stacked",
+			policy: func(p *retry.Policy) {
+				p.Backoff.InitialInterval, p.Backoff.MaxInterval = time.Hour, time.Hour
+			},
+			responses:    []retry.Response{withRetryAfter(429, "7"), resp(200)},
+			wantKind:     retry.Delivered,
+			wantAttempts: 2,
+			wantWaits:    []time.Duration{7 * time.Second},
+			wantOutcomes: []string{"throttled", "success"},
+			check: func(t *testing.T, h *harness, _ retry.Outcome) {
+				e := h.events.of(retry.EventAttempt)[0]
+				assert.Equal(t, retry.PathRateLimit, e.Path)
+				assert.Equal(t, retry.SourceHeader, e.DelaySource)
+				assert.Equal(t, 7*time.Second, e.Delay)
+				assert.Equal(t, t0.Add(7*time.Second), e.Until)
+				assert.Equal(t, "429", e.Reason)
+				require.NotNil(t, e.RetryAfter)
+				assert.Equal(t, retry.RetryAfter{Result: retry.ParsedSeconds, Raw: "7", Delay: 7 * time.Second}, *e.RetryAfter)
+
+				starts := h.events.of(retry.EventWindowStart)
+				require.Len(t, starts, 1)
+				assert.Equal(t, t0.Add(7*time.Second), starts[0].Until)
+				assert.Len(t, h.events.of(retry.EventWindowEnd), 1, "the probe's success ends the window")
+				closed, _ := h.gate.State()
+				assert.False(t, closed)
+			},
+		},
+		{
+			name:         "429 Retry-After 7 adds retry_after jitter only",
+			random:       0.5,
+			responses:    []retry.Response{withRetryAfter(429, "7"), resp(200)},
+			wantKind:     retry.Delivered,
+			wantAttempts: 2,
+			wantWaits:    []time.Duration{7*time.Second + 125*ms}, // 0.5 x 250ms, not 0.5 x 500ms
+			wantOutcomes: []string{"throttled", "success"},
+		},
+		{
+			name:         "429 Retry-After as an HTTP-date",
+			responses:    []retry.Response{withRetryAfter(429, t0.Add(42*time.Second).Format(http.TimeFormat)), resp(200)},
+			wantKind:     retry.Delivered,
+			wantAttempts: 2,
+			wantWaits:    []time.Duration{42 * time.Second},
+			wantOutcomes: []string{"throttled", "success"},
+		},
+		{
+			name:         "rate-limit retries do not spend backoff attempts",
+			responses:    concat(times(10, withRetryAfter(429, "1")), times(4, resp(503)), []retry.Response{resp(200)}),
+			wantKind:     retry.Delivered,
+			wantAttempts: 15,
+			wantWaits:    append(repeatDur(10, time.Second), 1*time.Second, 2*time.Second, 4*time.Second, 8*time.Second),
+			wantOutcomes: append(append(repeatStr(10, "throttled"), repeatStr(4, "retryable")...), "success"),
+			check: func(t *testing.T, h *harness, _ retry.Outcome) {
+				assert.Len(t, h.events.of(retry.EventWindowStart), 1, "one window, extended by each 429")
+				assert.Len(t, h.events.of(retry.EventWindowEnd), 1)
+			},
+		},
+		{
+			name:         "backoff failures add up across a rate-limit retry",
+			responses:    concat(times(2, resp(503)), []retry.Response{withRetryAfter(429, "1")}, times(3, resp(503))),
+			wantKind:     retry.Dropped,
+			wantReason:   retry.DropRetriesExhausted,
+			wantAttempts: 6,
+			wantWaits:    []time.Duration{1 * time.Second, 2 * time.Second, 1 * time.Second, 4 * time.Second, 8 * time.Second},
+			wantOutcomes: []string{"retryable", "retryable", "throttled", "retryable", "retryable", "retryable"},
+		},
+		{
+			name:         "429 without Retry-After waits the default 5s",
+			responses:    []retry.Response{resp(429), resp(200)},
+			wantKind:     retry.Delivered,
+			wantAttempts: 2,
+			wantWaits:    []time.Duration{5 * time.Second},
+			wantOutcomes: []string{"throttled", "success"},
+			check: func(t *testing.T, h *harness, _ retry.Outcome) {
+				e := h.events.of(retry.EventAttempt)[0]
+				assert.Equal(t, retry.SourceDefault, e.DelaySource)
+				assert.Equal(t, retry.ParsedMissing, e.RetryAfter.Result)
+			},
+		},
+		{
+			name:         "429 with an invalid Retry-After waits the default",
+			responses:    []retry.Response{withRetryAfter(429, "soon"), resp(200)},
+			wantKind:     retry.Delivered,
+			wantAttempts: 2,
+			wantWaits:    []time.Duration{5 * time.Second},
+			wantOutcomes: []string{"throttled", "success"},
+			check: func(t *testing.T, h *harness, _ retry.Outcome) {
+				assert.Equal(t, retry.SourceDefault, h.events.of(retry.EventAttempt)[0].DelaySource)
+			},
+		},
+		{
+			name:         "429 with a negative Retry-After waits the default",
+			responses:    []retry.Response{withRetryAfter(429, "-1"), resp(200)},
+			wantKind:     retry.Delivered,
+			wantAttempts: 2,
+			wantWaits:    []time.Duration{5 * time.Second},
+			wantOutcomes: []string{"throttled", "success"},
+		},
+		{
+			name:         "429 Retry-After 0 retries without waiting",
+			responses:    []retry.Response{withRetryAfter(429, "0"), resp(200)},
+			wantKind:     retry.Delivered,
+			wantAttempts: 2,
+			wantOutcomes: []string{"throttled", "success"},
+			check: func(t *testing.T, h *harness, _ retry.Outcome) {
+				assert.Equal(t, t0, h.clock.Now())
+			},
+		},
+		{
+			name:         "429 Retry-After 100000 is capped to 300s",
+			responses:    []retry.Response{withRetryAfter(429, "100000"), resp(200)},
+			wantKind:     retry.Delivered,
+			wantAttempts: 2,
+			wantWaits:    []time.Duration{300 * time.Second},
+			wantOutcomes: []string{"throttled", "success"},
+			check: func(t *testing.T, h *harness, _ retry.Outcome) {
+				e := h.events.of(retry.EventAttempt)[0]
+				assert.Equal(t, retry.SourceCapped, e.DelaySource)
+				assert.True(t, e.RetryAfter.Capped)
+				assert.Equal(t, 300*time.Second, e.Delay)
+			},
+		},
+		{
+			name:         "503 with Retry-After takes the rate-limit path",
+			responses:    []retry.Response{withRetryAfter(503, "3"), resp(200)},
+			wantKind:     retry.Delivered,
+			wantAttempts: 2,
+			wantWaits:    []time.Duration{3 * time.Second},
+			wantOutcomes: []string{"throttled", "success"},
+			check: func(t *testing.T, h *harness, _ retry.Outcome) {
+				e := h.events.of(retry.EventAttempt)[0]
+				assert.Equal(t, retry.PathRateLimit, e.Path)
+				assert.Equal(t, retry.SourceHeader, e.DelaySource)
+				assert.Len(t, h.events.of(retry.EventWindowStart), 1)
+			},
+		},
+		{
+			name:         "503 with an invalid Retry-After takes the backoff path",
+			responses:    []retry.Response{withRetryAfter(503, "soon"), resp(200)},
+			wantKind:     retry.Delivered,
+			wantAttempts: 2,
+			wantWaits:    []time.Duration{time.Second},
+			wantOutcomes: []string{"retryable", "success"},
+			check: func(t *testing.T, h *harness, _ retry.Outcome) {
+				e := h.events.of(retry.EventAttempt)[0]
+				assert.Equal(t, retry.PathBackoff, e.Path)
+				assert.Equal(t, retry.ParsedInvalid, e.RetryAfter.Result)
+				assert.Empty(t, e.DelaySource)
+				assert.Empty(t, h.events.of(retry.EventWindowStart))
+			},
+		},
+		{
+			name:         "endless 429 Retry-After 300 spends the throttle budget after three waits",
+			policy:       func(p *retry.Policy) { p.RetryAfter.MaxElapsed = 3 * p.RetryAfter.Max },
+			responses:    []retry.Response{withRetryAfter(429, "300")},
+			wantKind:     retry.Dropped,
+			wantReason:   retry.DropThrottleBudgetExhausted,
+			wantAttempts: 4,
+			wantWaits:    repeatDur(3, 300*time.Second),
+			wantOutcomes: repeatStr(4, "throttled"),
+			check: func(t *testing.T, h *harness, out retry.Outcome) {
+				assert.Equal(t, 900*time.Second, h.clock.Now().Sub(t0), "dropped right at max_elapsed")
+				assert.Equal(t, 429, out.Last.Status)
+			},
+		},
+		{
+			name: "endless 429 with jitter: three full waits, the fourth try is dropped",
+			policy: func(p *retry.Policy) {
+				p.RetryAfter.MaxElapsed = 3 * p.RetryAfter.Max
+			},
+			random:       0.5,
+			responses:    []retry.Response{withRetryAfter(429, "300")},
+			wantKind:     retry.Dropped,
+			wantReason:   retry.DropThrottleBudgetExhausted,
+			wantAttempts: 4,
+			// windows end at 300.125s, 600.25s and 900.375s: jitter never
+			// cuts the last wait short; the budget drops at the next 429
+			wantWaits:    repeatDur(3, 300*time.Second+125*ms),
+			wantOutcomes: repeatStr(4, "throttled"),
+			check: func(t *testing.T, h *harness, out retry.Outcome) {
+				assert.Equal(t, 429, out.Last.Status)
+				assert.Equal(t, 900*time.Second+375*ms, h.clock.Now().Sub(t0))
+			},
+		},
+		{
+			name:         "a single huge Retry-After is retried within the budget",
+			policy:       func(p *retry.Policy) { p.RetryAfter.MaxElapsed = 3 * p.RetryAfter.Max },
+			responses:    []retry.Response{withRetryAfter(429, "99999999999999999999999"), resp(200)},
+			wantKind:     retry.Delivered,
+			wantAttempts: 2,
+			wantWaits:    []time.Duration{300 * time.Second},
+			wantOutcomes: []string{"throttled", "success"},
+		},
+		{
+			name:         "400 drops at once",
+			responses:    []retry.Response{resp(400)},
+			wantKind:     retry.Dropped,
+			wantReason:   retry.DropPermanentStatus,
+			wantAttempts: 1,
+			wantOutcomes: []string{"permanent"},
+		},
+		{
+			name:         "override turns 503 into a drop",
+			policy:       func(p *retry.Policy) { p.Overrides = map[int]retry.Action{503: retry.ActionDrop} },
+			responses:    []retry.Response{resp(503)},
+			wantKind:     retry.Dropped,
+			wantReason:   retry.DropPermanentStatus,
+			wantAttempts: 1,
+			wantOutcomes: []string{"permanent"},
+		},
+		{
+			name:         "override turns 400 into a retry",
+			policy:       func(p *retry.Policy) { p.Overrides = map[int]retry.Action{400: retry.ActionRetry} },
+			responses:    []retry.Response{resp(400), resp(200)},
+			wantKind:     retry.Delivered,
+			wantAttempts: 2,
+			wantWaits:    []time.Duration{time.Second},
+			wantOutcomes: []string{"retryable", "success"},
+		},
+		{
+			name:         "connection refused is retried on the backoff path",
+			responses:    []retry.Response{transportErr(refused), resp(200)},
+			wantKind:     retry.Delivered,
+			wantAttempts: 2,
+			wantWaits:    []time.Duration{time.Second},
+			wantOutcomes: []string{"network_error", "success"},
+			check: func(t *testing.T, h *harness, _ retry.Outcome) {
+				e := h.events.of(retry.EventAttempt)[0]
+				assert.Equal(t, retry.ReasonConnectionRefused, e.Reason)
+				assert.Equal(t, retry.PathBackoff, e.Path)
+				assert.Nil(t, e.RetryAfter, "no header to parse without a response")
+			},
+		},
+		{
+			name:         "network errors exhaust the retries",
+			responses:    []retry.Response{transportErr(refused)},
+			wantKind:     retry.Dropped,
+			wantReason:   retry.DropRetriesExhausted,
+			wantAttempts: 5,
+			wantWaits:    []time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second},
+			wantOutcomes: repeatStr(5, "network_error"),
+		},
+		{
+			name:         "a refused certificate drops at once",
+			responses:    []retry.Response{transportErr(badCert)},
+			wantKind:     retry.Dropped,
+			wantReason:   retry.DropPermanentError,
+			wantAttempts: 1,
+			wantOutcomes: []string{"permanent"},
+			check: func(t *testing.T, _ *harness, out retry.Outcome) {
+				assert.ErrorIs(t, out.Err, badCert)
+			},
+		},
+		{
+			name:         "401 drops and halts",
+			responses:    []retry.Response{resp(401)},
+			wantKind:     retry.Dropped,
+			wantReason:   retry.DropUnauthorizedHalt,
+			wantAttempts: 1,
+			wantOutcomes: []string{"unauthorized"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			policy := defaultPolicy()
+			if tt.policy != nil {
+				tt.policy(&policy)
+			}
+			h := newHarness(retrytest.NewAutoClock(t0), policy, tt.random)
+			s := newScript(tt.responses...)
+
+			out := h.loop.Run(context.Background(), s.send)
+
+			assert.Equal(t, tt.wantKind, out.Kind, "outcome %v: %v", out.Kind, out.Err)
+			assert.Equal(t, tt.wantReason, out.Reason)
+			assert.Equal(t, tt.wantAttempts, out.Attempts, "Outcome.Attempts")
+			assert.Equal(t, tt.wantAttempts, s.calls(), "requests sent")
+			if tt.wantKind == retry.Delivered {
+				assert.NoError(t, out.Err)
+			} else {
+				assert.Error(t, out.Err)
+			}
+			for i, a := range s.attemptNumbers() {
+				assert.Equal(t, i+1, a, "send gets the 1-based attempt number")
+			}
+			if len(tt.wantWaits) == 0 {
+				assert.Empty(t, h.clock.Waits(), "waits")
+			} else {
+				assert.Equal(t, tt.wantWaits, h.clock.Waits(), "waits")
+			}
+			assert.Equal(t, tt.wantOutcomes, h.events.outcomes(), "Event.Outcome of each attempt")
+			assert.Zero(t, h.loop.Waiting(), "nobody is left waiting")
+			if tt.check != nil {
+				tt.check(t, h, out)
+			}
+		})
+	}
+}
+
+func repeatStr(n int, s string) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}
+
+func TestEventOutcome(t *testing.T) {
+	tests := []struct {
+		name  string
+		event retry.Event
+		want  string
+	}{
+		{name: "2xx", event: retry.Event{Action: retry.ActionSuccess, Response: resp(200)}, want: "success"},
+		{name: "503 on the backoff path", event: retry.Event{Action: retry.ActionRetry, Response: resp(503), Path: retry.PathBackoff}, want: "retryable"},
+		{name: "503 with nothing left", event: retry.Event{Action: retry.ActionRetry, Response: resp(503)}, want: "retryable"},
+		{name: "429 on the rate-limit path", event: retry.Event{Action: retry.ActionRetry, Response: resp(429), Throttled: true, Path: retry.PathRateLimit}, want: "throttled"},
+		{name: "429 with the rate-limit budget spent", event: retry.Event{Action: retry.ActionRetry, Response: resp(429), Throttled: true}, want: "throttled"},
+		{name: "400", event: retry.Event{Action: retry.ActionDrop, Response: resp(400)}, want: "permanent"},
+		{name: "refused certificate", event: retry.Event{Action: retry.ActionDrop, Response: transportErr(errors.New("x509"))}, want: "permanent"},
+		{name: "no response", event: retry.Event{Action: retry.ActionRetry, Response: transportErr(errors.New("refused")), Path: retry.PathBackoff}, want: "network_error"},
+		{name: "401", event: retry.Event{Action: retry.ActionUnauthorized, Response: resp(401)}, want: "unauthorized"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.event.Outcome())
+		})
+	}
+}
+
+func TestOutcomeKindString(t *testing.T) {
+	assert.Equal(t, "success", retry.Delivered.String())
+	assert.Equal(t, "dropped", retry.Dropped.String())
+	assert.Equal(t, "interrupted", retry.Interrupted.String())
+}
+
+func TestLoopUnauthorized(t *testing.T) {
+	tests := []struct {
+		name           string
+		halt           bool
+		wantReason     string
+		wantHalted     bool
+		wantHaltEvents int
+		wantNext       retry.Outcome // the next payload's outcome (Err and Last not compared)
+		wantNextSends  int
+	}{
+		{
+			name:           "halt on unauthorized",
+			halt:           true,
+			wantReason:     retry.DropUnauthorizedHalt,
+			wantHalted:     true,
+			wantHaltEvents: 1,
+			wantNext:       retry.Outcome{Kind: retry.Dropped, Reason: retry.DropUnauthorizedHalt, Attempts: 0},
+			wantNextSends:  0,
+		},
+		{
+			name:           "keep sending after unauthorized",
+			halt:           false,
+			wantReason:     retry.DropUnauthorized,
+			wantHalted:     false,
+			wantHaltEvents: 0,
+			wantNext:       retry.Outcome{Kind: retry.Delivered, Attempts: 1},
+			wantNextSends:  1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			policy := defaultPolicy()
+			policy.HaltOnUnauthorized = tt.halt
+			h := newHarness(retrytest.NewAutoClock(t0), policy, 0)
+
+			first := newScript(resp(401))
+			out := h.loop.Run(context.Background(), first.send)
+			assert.Equal(t, retry.Dropped, out.Kind)
+			assert.Equal(t, tt.wantReason, out.Reason)
+			assert.Equal(t, 1, out.Attempts)
+			assert.Equal(t, 1, first.calls())
+			assert.Equal(t, tt.wantHalted, h.loop.Halted())
+			assert.Empty(t, h.clock.Waits())
+
+			next := newScript(resp(200))
+			for range 3 {
+				got := h.loop.Run(context.Background(), next.send)
+				assert.Equal(t, tt.wantNext.Kind, got.Kind)
+				assert.Equal(t, tt.wantNext.Reason, got.Reason)
+				assert.Equal(t, tt.wantNext.Attempts, got.Attempts)
+				if tt.halt {
+					assert.ErrorContains(t, got.Err, "401")
+				}
+			}
+			assert.Equal(t, 3*tt.wantNextSends, next.calls(), "requests sent by later payloads")
+			assert.Len(t, h.events.of(retry.EventHalt), tt.wantHaltEvents)
+			if tt.wantHaltEvents > 0 {
+				assert.Equal(t, 401, h.events.of(retry.EventHalt)[0].Response.Status)
+			}
+		})
+	}
+}
+
+// TestLoopHaltReportedOnce has two payloads get a 401 at the same time: the
+// halt is reported once.
+func TestLoopHaltReportedOnce(t *testing.T) {
+	h := newHarness(retrytest.NewAutoClock(t0), defaultPolicy(), 0)
+	const n = 4
+	var arrived sync.WaitGroup
+	arrived.Add(n)
+	release := make(chan struct{})
+	send := func(context.Context, int) retry.Response {
+		arrived.Done()
+		<-release // every payload has its request in flight
+		return resp(401)
+	}
+	outs := make(chan retry.Outcome, n)
+	for range n {
+		go func() { outs <- h.loop.Run(context.Background(), send) }()
+	}
+	arrived.Wait()
+	close(release)
+	for range n {
+		out := <-outs
+		assert.Equal(t, retry.Dropped, out.Kind)
+		assert.Equal(t, retry.DropUnauthorizedHalt, out.Reason)
+		assert.Equal(t, 1, out.Attempts)
+	}
+	assert.True(t, h.loop.Halted())
+	assert.Len(t, h.events.of(retry.EventHalt), 1)
+	assert.Len(t, h.events.of(retry.EventAttempt), n)
+}
+
+// TestLoopInterruptedDuringWait ends a long wait with Stop or with the
+// caller's context: Run returns at once, the clock never moves.
+func TestLoopInterruptedDuringWait(t *testing.T) {
+	tests := []struct {
+		name     string
+		response retry.Response
+		stop     bool // Stop the loop; otherwise cancel the payload's context
+		wantErr  error
+	}{
+		{name: "Stop during a Retry-After wait", response: withRetryAfter(429, "300"), stop: true, wantErr: context.Canceled},
+		{name: "Stop during a backoff wait", response: resp(503), stop: true, wantErr: context.Canceled},
+		{name: "cancel during a Retry-After wait", response: withRetryAfter(429, "300"), wantErr: context.Canceled},
+		{name: "cancel during a backoff wait", response: resp(503), wantErr: context.Canceled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(retrytest.NewClock(t0), defaultPolicy(), 0)
+				s := newScript(tt.response)
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				done := make(chan retry.Outcome, 1)
+				go func() { done <- h.loop.Run(ctx, s.send) }()
+
+				require.True(t, h.clock.WaitForTimers(1, time.Minute), "Run should be waiting on the clock")
+				assert.EqualValues(t, 1, h.loop.Waiting())
+				if tt.stop {
+					h.loop.Stop()
+				} else {
+					cancel()
+				}
+				synctest.Wait() // Run has returned or is blocked for good
+
+				var out retry.Outcome
+				select {
+				case out = <-done:
+				default:
+					t.Fatal("Run is still waiting after the interruption")
+				}
+				assert.Equal(t, retry.Interrupted, out.Kind)
+				assert.Equal(t, 1, out.Attempts)
+				assert.ErrorIs(t, out.Err, tt.wantErr)
+				assert.Equal(t, t0, h.clock.Now(), "the clock was not advanced")
+				assert.Zero(t, h.clock.Pending(), "the timer was released")
+				assert.Zero(t, h.loop.Waiting())
+				assert.Equal(t, 1, s.calls())
+			})
+		})
+	}
+}
+
+// TestLoopStopDuringThrottleThenDrain: after Stop, nothing is sent to a
+// destination whose gate is closed.
+func TestLoopStopDuringThrottleThenDrain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(retrytest.NewClock(t0), defaultPolicy(), 0)
+		s := newScript(withRetryAfter(429, "300"), resp(200))
+		done := make(chan retry.Outcome, 1)
+		go func() { done <- h.loop.Run(context.Background(), s.send) }()
+		require.True(t, h.clock.WaitForTimers(1, time.Minute))
+
+		h.loop.Stop()
+		synctest.Wait()
+		require.Len(t, done, 1)
+		assert.Equal(t, retry.Interrupted, (<-done).Kind)
+
+		out := h.loop.Run(context.Background(), s.send)
+		assert.Equal(t, retry.Interrupted, out.Kind)
+		assert.Zero(t, out.Attempts)
+		assert.Equal(t, 1, s.calls(), "no request while the gate is closed")
+		assert.Equal(t, t0, h.clock.Now())
+	})
+}
+
+// TestLoopDrainAfterStop: after Stop each payload gets one attempt and no
+// wait; after a retryable failure, no payload gets any.
+func TestLoopDrainAfterStop(t *testing.T) {
+	refused := opErr("dial", os.NewSyscallError("connect", syscall.ECONNREFUSED))
+	tests := []struct {
+		name       string
+		first      retry.Response // answer to the first drain attempt
+		wantKind   retry.OutcomeKind
+		wantReason string
+		wantLater  int // requests made by three later payloads answered 200
+	}{
+		{name: "503 stops the drain", first: resp(503), wantKind: retry.Interrupted, wantLater: 0},
+		{name: "429 stops the drain", first: withRetryAfter(429, "1"), wantKind: retry.Interrupted, wantLater: 0},
+		{name: "network error stops the drain", first: transportErr(refused), wantKind: retry.Interrupted, wantLater: 0},
+		{name: "success keeps draining", first: resp(200), wantKind: retry.Delivered, wantLater: 3},
+		{name: "permanent failure keeps draining", first: resp(400), wantKind: retry.Dropped, wantReason: retry.DropPermanentStatus, wantLater: 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(retrytest.NewAutoClock(t0), defaultPolicy(), 0)
+			h.loop.Stop()
+
+			first := newScript(tt.first, resp(200))
+			out := h.loop.Run(context.Background(), first.send)
+			assert.Equal(t, tt.wantKind, out.Kind, "%v", out.Err)
+			assert.Equal(t, tt.wantReason, out.Reason)
+			assert.Equal(t, 1, out.Attempts)
+			assert.Equal(t, 1, first.calls(), "exactly one attempt in drain")
+
+			later := newScript(resp(200))
+			for range 3 {
+				got := h.loop.Run(context.Background(), later.send)
+				if tt.wantLater == 0 {
+					assert.Equal(t, retry.Interrupted, got.Kind)
+					assert.Zero(t, got.Attempts)
+				} else {
+					assert.Equal(t, retry.Delivered, got.Kind)
+				}
+			}
+			assert.Equal(t, tt.wantLater, later.calls())
+			assert.Empty(t, h.clock.Waits(), "nothing waits after Stop")
+			closed, _ := h.gate.State()
+			assert.False(t, closed, "the drain never closes the gate")
+		})
+	}
+}
+
+// TestLoopStopWhileAttemptInFlight: Stop does not cut an attempt short, and
+// its outcome decides whether later payloads still get their drain attempt.
+func TestLoopStopWhileAttemptInFlight(t *testing.T) {
+	refused := opErr("dial", os.NewSyscallError("connect", syscall.ECONNREFUSED))
+	tests := []struct {
+		name      string
+		inFlight  retry.Response // answer to the attempt in flight at Stop
+		wantKind  retry.OutcomeKind
+		wantLater int // requests made by three later payloads answered 200
+	}{
+		{name: "503 after Stop ends the drain", inFlight: resp(503), wantKind: retry.Interrupted, wantLater: 0},
+		{name: "429 after Stop ends the drain", inFlight: withRetryAfter(429, "30"), wantKind: retry.Interrupted, wantLater: 0},
+		{name: "network error after Stop ends the drain", inFlight: transportErr(refused), wantKind: retry.Interrupted, wantLater: 0},
+		{name: "success after Stop keeps draining", inFlight: resp(200), wantKind: retry.Delivered, wantLater: 3},
+		{name: "permanent failure after Stop keeps draining", inFlight: resp(400), wantKind: retry.Dropped, wantLater: 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(retrytest.NewClock(t0), defaultPolicy(), 0)
+				inFlight := make(chan struct{})
+				answer := make(chan struct{})
+				var sendCtxErr error
+				send := func(ctx context.Context, _ int) retry.Response {
+					close(inFlight)
+					<-answer
+					sendCtxErr = ctx.Err()
+					return tt.inFlight
+				}
+				done := make(chan retry.Outcome, 1)
+				go func() { done <- h.loop.Run(context.Background(), send) }()
+				<-inFlight
+
+				h.loop.Stop()
+				synctest.Wait()
+				assert.Empty(t, done, "Stop does not abandon an attempt in flight")
+				close(answer)
+				synctest.Wait()
+				require.Len(t, done, 1)
+				out := <-done
+				assert.NoError(t, sendCtxErr, "Stop never cancels the attempt's context")
+				assert.Equal(t, tt.wantKind, out.Kind, "%v", out.Err)
+				assert.Equal(t, 1, out.Attempts)
+				assert.Zero(t, h.clock.Pending(), "nothing waits after Stop")
+
+				later := newScript(resp(200))
+				for range 3 {
+					h.loop.Run(context.Background(), later.send)
+				}
+				assert.Equal(t, tt.wantLater, later.calls(), "requests by later payloads")
+			})
+		})
+	}
+}
+
+// TestLoopBudgetCountsFromAClosedGate: a payload that finds the gate closed
+// by another sender spends its throttle budget waiting there, unsent; the
+// gate lets it wait one capped wait (and its jitter) past max_elapsed, so a
+// payload waiting out its own last wait still gets its try.
+func TestLoopBudgetCountsFromAClosedGate(t *testing.T) {
+	tests := []struct {
+		name         string
+		closedFor    time.Duration // the window another sender opened
+		wantKind     retry.OutcomeKind
+		wantReason   string
+		wantAttempts int
+		wantWaits    []time.Duration
+	}{
+		{name: "window longer than the budget", closedFor: 2 * time.Hour, wantKind: retry.Dropped, wantReason: retry.DropThrottleBudgetExhausted, wantAttempts: 0, wantWaits: []time.Duration{30*time.Minute + 300*time.Second + 250*ms}},
+		{name: "window within the budget", closedFor: 10 * time.Minute, wantKind: retry.Delivered, wantAttempts: 1, wantWaits: []time.Duration{10 * time.Minute}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(retrytest.NewAutoClock(t0), defaultPolicy(), 0)
+			h.gate.Throttle(t0.Add(tt.closedFor))
+			s := newScript(resp(200))
+
+			out := h.loop.Run(context.Background(), s.send)
+			assert.Equal(t, tt.wantKind, out.Kind, "%v", out.Err)
+			assert.Equal(t, tt.wantReason, out.Reason)
+			assert.Equal(t, tt.wantAttempts, out.Attempts)
+			assert.Equal(t, tt.wantAttempts, s.calls())
+			assert.Equal(t, tt.wantWaits, h.clock.Waits())
+			if tt.wantKind == retry.Dropped {
+				assert.ErrorIs(t, out.Err, retry.ErrGateDeadline)
+			}
+		})
+	}
+}

@@ -37,6 +37,7 @@ type baseExporter struct {
 	persistent      bool
 
 	client      *http.Client
+	idleCloser  *idleCloser
 	loop        *retry.Loop
 	releaseGate func()
 	tel         *telemetry
@@ -53,9 +54,12 @@ func newExporter(cfg *Config, set exporter.Settings, sig signal, clock retry.Clo
 		persistent:  cfg.QueueConfig.HasValue() && cfg.QueueConfig.Get().StorageID != nil,
 	}
 	e.url = sig.url(cfg)
+	if err := checkURL(e.url); err != nil {
+		return nil, fmt.Errorf("no usable URL for %s: set endpoint or %s_endpoint (%w)", sig.name, sig.name, err)
+	}
 	u, err := url.Parse(e.url)
 	if err != nil {
-		return nil, fmt.Errorf("%s endpoint: %w", sig.name, err)
+		return nil, fmt.Errorf("%s_endpoint: %w", sig.name, err)
 	}
 	e.redactedURL = redact(u)
 	if cfg.Encoding == EncodingJSON {
@@ -87,14 +91,11 @@ func newExporter(cfg *Config, set exporter.Settings, sig signal, clock retry.Clo
 // start builds the HTTP client. It runs before the queue starts its
 // consumers, so the client exists before a persistent queue redelivers.
 func (e *baseExporter) start(ctx context.Context, host component.Host) error {
-	clientCfg := e.cfg.ClientConfig
-	clientCfg.Compression = "" // compressed once, at the door
-	client, err := clientCfg.ToClient(ctx, host.GetExtensions(), e.set.TelemetrySettings)
+	client, closer, err := newClient(ctx, e.cfg.ClientConfig, host, e.set.TelemetrySettings)
 	if err != nil {
 		return err
 	}
-	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	e.client = client
+	e.client, e.idleCloser = client, closer
 	e.tel.host = host
 	return e.tel.registerGauges()
 }
@@ -109,8 +110,8 @@ func (e *baseExporter) shutdown(context.Context) error {
 	e.loop.Stop()
 	e.tel.shutdown()
 	e.releaseGate()
-	if e.client != nil {
-		e.client.CloseIdleConnections()
+	if e.idleCloser != nil {
+		e.idleCloser.closeIdle()
 	}
 	return nil
 }

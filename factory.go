@@ -90,7 +90,9 @@ func createDefaultConfig() component.Config {
 	client.Compression = configcompression.TypeGzip
 	client.WriteBufferSize = 512 * 1024
 	queue := exporterhelper.NewDefaultQueueConfig()
-	queue.Batch = configoptional.None[exporterhelper.BatchConfig]()
+	// Off, but with defaults behind it, so that a user's batch section
+	// decodes fully and meets Validate's message about payload identity.
+	queue.Batch = configoptional.Default(exporterhelper.NewDefaultBatchConfig())
 	return &Config{
 		ClientConfig:      client,
 		QueueConfig:       configoptional.Some(queue),

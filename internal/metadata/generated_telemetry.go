@@ -157,7 +157,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.OtlpHTTPRetryExportDurationSeconds, err = builder.meter.Float64Histogram(
 		"otelcol_otlp_http_retry_export_duration_seconds",
-		metric.WithDescription("Time from a payload's first attempt to its final outcome, waits included. [Alpha]"),
+		metric.WithDescription("Time from a payload's first attempt to its final outcome, waits included; not recorded for a payload never sent. [Alpha]"),
 		metric.WithUnit("s"),
 		metric.WithExplicitBucketBoundaries([]float64{0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600}...),
 	)

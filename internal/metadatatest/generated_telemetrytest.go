@@ -62,7 +62,7 @@ func AssertEqualOtlpHTTPRetryDroppedItems(t *testing.T, tt *componenttest.Teleme
 func AssertEqualOtlpHTTPRetryExportDurationSeconds(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.HistogramDataPoint[float64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_otlp_http_retry_export_duration_seconds",
-		Description: "Time from a payload's first attempt to its final outcome, waits included. [Alpha]",
+		Description: "Time from a payload's first attempt to its final outcome, waits included; not recorded for a payload never sent. [Alpha]",
 		Unit:        "s",
 		Data: metricdata.Histogram[float64]{
 			Temporality: metricdata.CumulativeTemporality,

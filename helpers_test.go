@@ -100,6 +100,7 @@ type harness struct {
 	tel   *componenttest.Telemetry
 	logs  *observer.ObservedLogs
 	host  *statusHost
+	id    string // the component ID exportertest gave it ("otlp_http_retry/<uuid>")
 }
 
 // startTraces builds and starts a traces exporter for cfg on clock.
@@ -114,7 +115,7 @@ func startTraces(t *testing.T, cfg *Config, clock *retrytest.Clock) *harness {
 	exp, err := newFactory(clock).CreateTraces(context.Background(), set, cfg)
 	require.NoError(t, err)
 	require.NoError(t, exp.Start(context.Background(), h.host))
-	h.exp = exp
+	h.exp, h.id = exp, set.ID.String()
 	t.Cleanup(func() {
 		_ = exp.Shutdown(context.Background())
 		_ = h.tel.Shutdown(context.Background())

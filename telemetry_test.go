@@ -12,19 +12,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
-	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
-	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
-	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/otlphttpretry/otlphttpretry/internal/metadata"
 	"github.com/otlphttpretry/otlphttpretry/internal/metadatatest"
 	"github.com/otlphttpretry/otlphttpretry/retry/retrytest"
 )
@@ -53,31 +48,15 @@ var (
 	parseBounds   = []float64{0.000001, 0.0000025, 0.000005, 0.00001, 0.000025, 0.00005, 0.0001, 0.001}
 )
 
-// telHarness is a started traces exporter that also knows its component ID.
+// telHarness is the harness of startTraces, with metric helpers.
 type telHarness struct {
 	*harness
-	id string
 }
 
-// startTracesWithID is startTraces, keeping the ID that
-// exportertest.NewNopSettings gave the exporter ("otlp_http_retry/<uuid>").
+// startTracesWithID is startTraces with the metric helpers below.
 func startTracesWithID(t *testing.T, cfg *Config, clock *retrytest.Clock) *telHarness {
 	t.Helper()
-	core, logs := observer.New(zapcore.DebugLevel)
-	h := &harness{clock: clock, tel: componenttest.NewTelemetry(), logs: logs, host: &statusHost{Host: componenttest.NewNopHost()}}
-	set := exportertest.NewNopSettings(metadata.Type)
-	set.TelemetrySettings = h.tel.NewTelemetrySettings()
-	set.Logger = zap.New(core)
-	require.NoError(t, cfg.Validate())
-	exp, err := newFactory(clock).CreateTraces(context.Background(), set, cfg)
-	require.NoError(t, err)
-	require.NoError(t, exp.Start(context.Background(), h.host))
-	h.exp = exp
-	t.Cleanup(func() {
-		_ = exp.Shutdown(context.Background())
-		_ = h.tel.Shutdown(context.Background())
-	})
-	return &telHarness{harness: h, id: set.ID.String()}
+	return &telHarness{harness: startTraces(t, cfg, clock)}
 }
 
 // attrs is the exporter's identity plus kv.

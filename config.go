@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strconv"
 
+	"golang.org/x/net/http/httpguts"
+
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configcompression"
 	"go.opentelemetry.io/collector/config/confighttp"
@@ -117,7 +119,7 @@ func (cfg *Config) Validate() error {
 		if value == "" {
 			continue
 		}
-		if err := checkURL(value); err != nil {
+		if _, err := parseEndpoint(value); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", key, err))
 		}
 	}
@@ -128,10 +130,10 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, errors.New("sending_queue::batch: batching after the queue merges and splits payloads and so changes their identity (bytes and idempotency key); "+
 			"remove sending_queue::batch and put the batch processor before this exporter in the pipeline"))
 	}
-	if cfg.IdempotencyHeader != "" && !validHeaderName(cfg.IdempotencyHeader) {
+	if cfg.IdempotencyHeader != "" && !httpguts.ValidHeaderFieldName(cfg.IdempotencyHeader) {
 		errs = append(errs, fmt.Errorf("idempotency_header: %q is not a valid HTTP header name", cfg.IdempotencyHeader))
 	}
-	if cfg.AttemptHeader != "" && !validHeaderName(cfg.AttemptHeader) {
+	if cfg.AttemptHeader != "" && !httpguts.ValidHeaderFieldName(cfg.AttemptHeader) {
 		errs = append(errs, fmt.Errorf("attempt_header: %q is not a valid HTTP header name", cfg.AttemptHeader))
 	}
 	if cfg.AttemptHeader != "" && http.CanonicalHeaderKey(cfg.AttemptHeader) == http.CanonicalHeaderKey(cfg.IdempotencyHeader) {
@@ -174,40 +176,19 @@ func (cfg *Config) overrides() (map[int]retry.Action, error) {
 	return out, errors.Join(errs...)
 }
 
-func checkURL(raw string) error {
+// parseEndpoint parses an absolute http(s) URL.
+func parseEndpoint(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Errorf("%q is not a valid URL: %w", raw, err)
+		return nil, fmt.Errorf("%q is not a valid URL: %w", raw, err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("%q must start with http:// or https://", raw)
+		return nil, fmt.Errorf("%q must start with http:// or https://", raw)
 	}
 	if u.Host == "" {
-		return fmt.Errorf("%q has no host", raw)
+		return nil, fmt.Errorf("%q has no host", raw)
 	}
-	return nil
-}
-
-// validHeaderName reports whether s is an RFC 9110 token.
-func validHeaderName(s string) bool {
-	for _, c := range []byte(s) {
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case c < 0x7f && c > 0x20 && !isSeparator(c):
-		default:
-			return false
-		}
-	}
-	return s != ""
-}
-
-func isSeparator(c byte) bool {
-	for _, s := range []byte(`()<>@,;:\"/[]?={}`) {
-		if c == s {
-			return true
-		}
-	}
-	return false
+	return u, nil
 }
 
 // compression types the exporter compresses with once, at the door.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"runtime"
 	"time"
 
@@ -34,7 +33,6 @@ type baseExporter struct {
 	contentType     string
 	contentEncoding string
 	userAgent       string
-	persistent      bool
 
 	client      *http.Client
 	idleCloser  *idleCloser
@@ -51,15 +49,11 @@ func newExporter(cfg *Config, set exporter.Settings, sig signal, clock retry.Clo
 		clock:       clock,
 		contentType: protobufContentType,
 		userAgent:   fmt.Sprintf("%s/%s (%s/%s)", set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
-		persistent:  cfg.QueueConfig.HasValue() && cfg.QueueConfig.Get().StorageID != nil,
 	}
 	e.url = sig.url(cfg)
-	if err := checkURL(e.url); err != nil {
-		return nil, fmt.Errorf("no usable URL for %s: set endpoint or %s_endpoint (%w)", sig.name, sig.name, err)
-	}
-	u, err := url.Parse(e.url)
+	u, err := parseEndpoint(e.url)
 	if err != nil {
-		return nil, fmt.Errorf("%s_endpoint: %w", sig.name, err)
+		return nil, fmt.Errorf("no usable URL for %s: set endpoint or %s_endpoint (%w)", sig.name, sig.name, err)
 	}
 	e.redactedURL = redact(u)
 	if cfg.Encoding == EncodingJSON {
@@ -85,6 +79,7 @@ func newExporter(cfg *Config, set exporter.Settings, sig signal, clock retry.Clo
 		HaltOnUnauthorized: cfg.OnUnauthorized == UnauthorizedHalt,
 	}, clock, gate, e.tel.observe)
 	e.tel.loop = e.loop
+	e.tel.persistent = cfg.QueueConfig.HasValue() && cfg.QueueConfig.Get().StorageID != nil
 	return e, nil
 }
 
@@ -162,9 +157,6 @@ func (e *baseExporter) push(ctx context.Context, r xexporterhelper.Request) erro
 		return consumererror.NewPermanent(fmt.Errorf("dropped %d %s items after %d attempts (%s): %w",
 			p.items, e.signal.name, out.Attempts, out.Reason, errOrUnknown(out.Err)))
 	}
-	if !e.persistent && e.loop.Stopping() {
-		e.tel.dropped(ctx, p.items, dropShutdown)
-	}
 	return fmt.Errorf("export of %d %s items interrupted after %d attempts: %w", p.items, e.signal.name, out.Attempts, errOrUnknown(out.Err))
 }
 
@@ -174,6 +166,3 @@ func errOrUnknown(err error) error {
 	}
 	return err
 }
-
-// now is used for latency from the payload's entry to its outcome.
-func since(clock retry.Clock, t time.Time) float64 { return clock.Now().Sub(t).Seconds() }

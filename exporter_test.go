@@ -9,9 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/consumer/consumererror"
-	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/otlphttpretry/otlphttpretry/retry/retrytest"
@@ -189,9 +187,7 @@ func TestConnectionRefusedIsRetriedOnBackoff(t *testing.T) {
 func TestShutdownDuringALongWaitReturnsAtOnce(t *testing.T) {
 	srv := newBackend(t, reply(429, "Retry-After", "300"))
 	cfg := testConfig(srv.URL)
-	queue := exporterhelper.NewDefaultQueueConfig()
-	queue.Batch = configoptional.None[exporterhelper.BatchConfig]()
-	cfg.QueueConfig = configoptional.Some(queue)
+	withMemoryQueue(cfg, 10)
 	clock := retrytest.NewClock(start)
 	h := startTraces(t, cfg, clock)
 

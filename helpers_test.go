@@ -92,6 +92,15 @@ func testConfig(endpoint string) *Config {
 	return cfg
 }
 
+// withMemoryQueue gives cfg the default memory sending_queue with
+// consumers consumers, so ConsumeTraces returns once a batch is queued.
+func withMemoryQueue(cfg *Config, consumers int) {
+	queue := exporterhelper.NewDefaultQueueConfig()
+	queue.Batch = configoptional.None[exporterhelper.BatchConfig]()
+	queue.NumConsumers = consumers
+	cfg.QueueConfig = configoptional.Some(queue)
+}
+
 // harness is one started traces exporter with a fake clock, captured
 // telemetry and captured logs.
 type harness struct {

@@ -13,8 +13,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/config/configoptional"
-	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.uber.org/zap/zapcore"
@@ -227,10 +225,7 @@ func TestLogThrottleWindowStartAndEndOnceForConcurrentPayloads(t *testing.T) {
 		w.WriteHeader(http.StatusOK)
 	})
 	cfg := testConfig(srv.URL)
-	queue := exporterhelper.NewDefaultQueueConfig()
-	queue.Batch = configoptional.None[exporterhelper.BatchConfig]()
-	queue.NumConsumers = payloads
-	cfg.QueueConfig = configoptional.Some(queue)
+	withMemoryQueue(cfg, payloads)
 	h := startTracesWithID(t, cfg, clock)
 
 	for i := range payloads {

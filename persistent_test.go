@@ -2,11 +2,8 @@ package otlphttpretry
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -20,12 +17,12 @@ import (
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/extension"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.uber.org/goleak"
 
 	"github.com/otlphttpretry/otlphttpretry/internal/metadata"
 	"github.com/otlphttpretry/otlphttpretry/retry"
+	"github.com/otlphttpretry/otlphttpretry/retry/retrytest"
 )
 
 var (
@@ -78,73 +75,23 @@ func persistConfig(endpoint string) *Config {
 	return cfg
 }
 
-func startPersistExporter(t *testing.T, host component.Host, cfg *Config) exporter.Traces {
+func startPersistExporter(t *testing.T, host component.Host, cfg *Config, clock retry.Clock) exporter.Traces {
 	t.Helper()
 	set := exportertest.NewNopSettings(metadata.Type)
 	set.ID = persistExporterID
-	exp, err := NewFactory().CreateTraces(context.Background(), set, cfg)
+	exp, err := newFactory(clock).CreateTraces(context.Background(), set, cfg)
 	require.NoError(t, err)
 	require.NoError(t, exp.Start(context.Background(), host))
 	return exp
 }
 
-// persistRequest is one request as the backend got it.
-type persistRequest struct {
-	header http.Header
-	body   []byte
-}
-
-func (r persistRequest) key() string { return r.header.Get("Idempotency-Key") }
-
-// persistBackend records every request and answers with answer.
-type persistBackend struct {
-	*httptest.Server
-	mu   sync.Mutex
-	reqs []persistRequest
-}
-
-func newPersistBackend(answer func(w http.ResponseWriter)) *persistBackend {
-	b := &persistBackend{}
-	b.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		b.mu.Lock()
-		b.reqs = append(b.reqs, persistRequest{header: r.Header.Clone(), body: body})
-		b.mu.Unlock()
-		answer(w)
-	}))
-	return b
-}
-
-func (b *persistBackend) requests() []persistRequest {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]persistRequest(nil), b.reqs...)
-}
-
-func answerStatus(code int) func(w http.ResponseWriter) {
-	return func(w http.ResponseWriter) { w.WriteHeader(code) }
-}
-
-func persistSpans(name string, n int) ptrace.Traces {
-	td := ptrace.NewTraces()
-	ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
-	for i := range n {
-		s := ss.Spans().AppendEmpty()
-		s.SetName(name)
-		s.SetSpanID([8]byte{byte(i + 1)})
-	}
-	return td
-}
+func key(r received) string { return r.Header.Get("Idempotency-Key") }
 
 // spanNames decodes a gzip'd OTLP/protobuf traces body.
 func spanNames(t *testing.T, body []byte) []string {
 	t.Helper()
-	zr, err := gzip.NewReader(bytes.NewReader(body))
-	require.NoError(t, err)
-	raw, err := io.ReadAll(zr)
-	require.NoError(t, err)
 	req := ptraceotlp.NewExportRequest()
-	require.NoError(t, req.UnmarshalProto(raw))
+	require.NoError(t, req.UnmarshalProto(gunzip(t, body)))
 	var names []string
 	rs := req.Traces().ResourceSpans()
 	for i := range rs.Len() {
@@ -159,11 +106,9 @@ func spanNames(t *testing.T, body []byte) []string {
 	return names
 }
 
-// Idle keep-alive connections outlive Shutdown (a known bug reported with
-// TestFactoryExportThenShutdownLeavesNoGoroutine); everything else must go.
+// No goroutine of the exporter, the queue or its HTTP client outlives
+// Shutdown; only the test servers' connection handlers may linger.
 var persistLeakOptions = []goleak.Option{
-	goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
-	goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
 	goleak.IgnoreAnyFunction("net/http.(*conn).serve"),
 }
 
@@ -175,48 +120,48 @@ func TestPersistentQueueRedeliversWaitingPayloadAfterRestart(t *testing.T) {
 	ctx := context.Background()
 
 	// First instance: the backend fails retryably, the payload waits.
-	down := newPersistBackend(answerStatus(http.StatusServiceUnavailable))
-	defer down.Close()
+	down := newBackend(t, reply(http.StatusServiceUnavailable))
+	defer down.Close() // before goleak looks
 	host1, stopStorage1 := startFileStorage(t, dir)
-	exp1 := startPersistExporter(t, host1, persistConfig(down.URL))
-	require.NoError(t, exp1.ConsumeTraces(ctx, persistSpans("waiting", 3)))
-	require.Eventually(t, func() bool { return len(down.requests()) == 1 }, 10*time.Second, 5*time.Millisecond)
+	clock := retrytest.NewClock(start)
+	exp1 := startPersistExporter(t, host1, persistConfig(down.URL), clock)
+	require.NoError(t, exp1.ConsumeTraces(ctx, spans("waiting", 3)))
+	require.True(t, clock.WaitForTimers(1, 10*time.Second), "the payload is in its one-hour backoff wait")
 
-	began := time.Now()
 	require.NoError(t, exp1.Shutdown(ctx))
-	assert.Less(t, time.Since(began), 5*time.Second, "Shutdown must end the backoff wait at once")
+	assert.Equal(t, start, clock.Now(), "Shutdown ended the backoff wait without waiting it out")
 	stopStorage1()
-	first := down.requests()
+	first := down.got()
 	require.Len(t, first, 1, "no further attempt during shutdown")
-	require.NotEmpty(t, first[0].key())
+	require.NotEmpty(t, key(first[0]))
 
 	// Second instance, same storage and ID: the backend is back.
-	up := newPersistBackend(answerStatus(http.StatusOK))
+	up := newBackend(t)
 	defer up.Close()
 	host2, stopStorage2 := startFileStorage(t, dir)
-	exp2 := startPersistExporter(t, host2, persistConfig(up.URL))
-	require.Eventually(t, func() bool { return len(up.requests()) >= 1 }, 10*time.Second, 5*time.Millisecond)
+	exp2 := startPersistExporter(t, host2, persistConfig(up.URL), retry.RealClock{})
+	require.Eventually(t, func() bool { return len(up.got()) >= 1 }, 10*time.Second, 5*time.Millisecond)
 	time.Sleep(100 * time.Millisecond) // room for a duplicate to show up
 	require.NoError(t, exp2.Shutdown(ctx))
 	stopStorage2()
 
-	again := up.requests()
+	again := up.got()
 	require.Len(t, again, 1, "the payload is redelivered exactly once")
-	assert.Equal(t, first[0].key(), again[0].key(), "same Idempotency-Key after restart")
-	assert.True(t, bytes.Equal(first[0].body, again[0].body), "byte-identical body after restart")
-	assert.Equal(t, "gzip", again[0].header.Get("Content-Encoding"))
-	assert.Equal(t, "application/x-protobuf", again[0].header.Get("Content-Type"))
-	assert.Equal(t, []string{"waiting", "waiting", "waiting"}, spanNames(t, again[0].body))
+	assert.Equal(t, key(first[0]), key(again[0]), "same Idempotency-Key after restart")
+	assert.True(t, bytes.Equal(first[0].Body, again[0].Body), "byte-identical body after restart")
+	assert.Equal(t, "gzip", again[0].Header.Get("Content-Encoding"))
+	assert.Equal(t, "application/x-protobuf", again[0].Header.Get("Content-Type"))
+	assert.Equal(t, []string{"waiting", "waiting", "waiting"}, spanNames(t, again[0].Body))
 
 	// Delivered means deleted: a third instance finds the queue empty.
-	idle := newPersistBackend(answerStatus(http.StatusOK))
+	idle := newBackend(t)
 	defer idle.Close()
 	host3, stopStorage3 := startFileStorage(t, dir)
-	exp3 := startPersistExporter(t, host3, persistConfig(idle.URL))
+	exp3 := startPersistExporter(t, host3, persistConfig(idle.URL), retry.RealClock{})
 	time.Sleep(200 * time.Millisecond)
 	require.NoError(t, exp3.Shutdown(ctx))
 	stopStorage3()
-	assert.Empty(t, idle.requests(), "a delivered payload must not be sent again")
+	assert.Empty(t, idle.got(), "a delivered payload must not be sent again")
 }
 
 // A payload whose attempt is in flight when the collector stops, and one
@@ -233,7 +178,7 @@ func TestPersistentQueueKeepsInFlightAndQueuedPayloadsAcrossRestart(t *testing.T
 	release := make(chan struct{})
 	var releaseOnce sync.Once
 	releaseAll := func() { releaseOnce.Do(func() { close(release) }) }
-	slow := newPersistBackend(func(w http.ResponseWriter) {
+	slow := newBackend(t, func(w http.ResponseWriter) {
 		<-release
 		w.WriteHeader(http.StatusServiceUnavailable)
 	})
@@ -241,11 +186,11 @@ func TestPersistentQueueKeepsInFlightAndQueuedPayloadsAcrossRestart(t *testing.T
 	defer releaseAll() // before slow.Close, which waits for handlers
 
 	host1, stopStorage1 := startFileStorage(t, dir)
-	exp1 := startPersistExporter(t, host1, persistConfig(slow.URL))
-	require.NoError(t, exp1.ConsumeTraces(ctx, persistSpans("in-flight", 2)))
-	require.Eventually(t, func() bool { return len(slow.requests()) == 1 }, 10*time.Second, 5*time.Millisecond)
+	exp1 := startPersistExporter(t, host1, persistConfig(slow.URL), retry.RealClock{})
+	require.NoError(t, exp1.ConsumeTraces(ctx, spans("in-flight", 2)))
+	require.Eventually(t, func() bool { return len(slow.got()) == 1 }, 10*time.Second, 5*time.Millisecond)
 	// The only consumer is busy: this one stays in the queue.
-	require.NoError(t, exp1.ConsumeTraces(ctx, persistSpans("queued", 4)))
+	require.NoError(t, exp1.ConsumeTraces(ctx, spans("queued", 4)))
 
 	shutdownDone := make(chan error, 1)
 	go func() { shutdownDone <- exp1.Shutdown(ctx) }()
@@ -263,35 +208,35 @@ func TestPersistentQueueKeepsInFlightAndQueuedPayloadsAcrossRestart(t *testing.T
 		t.Fatal("Shutdown did not return after the in-flight attempt completed")
 	}
 	stopStorage1()
-	first := slow.requests()
+	first := slow.got()
 	require.Len(t, first, 1, "the queued payload must not be attempted during shutdown")
-	assert.Equal(t, []string{"in-flight", "in-flight"}, spanNames(t, first[0].body))
+	assert.Equal(t, []string{"in-flight", "in-flight"}, spanNames(t, first[0].Body))
 
-	up := newPersistBackend(answerStatus(http.StatusOK))
+	up := newBackend(t)
 	defer up.Close()
 	host2, stopStorage2 := startFileStorage(t, dir)
-	exp2 := startPersistExporter(t, host2, persistConfig(up.URL))
-	require.Eventually(t, func() bool { return len(up.requests()) >= 2 }, 10*time.Second, 5*time.Millisecond)
+	exp2 := startPersistExporter(t, host2, persistConfig(up.URL), retry.RealClock{})
+	require.Eventually(t, func() bool { return len(up.got()) >= 2 }, 10*time.Second, 5*time.Millisecond)
 	time.Sleep(100 * time.Millisecond) // room for a duplicate to show up
 	require.NoError(t, exp2.Shutdown(ctx))
 	stopStorage2()
 
-	got := up.requests()
+	got := up.got()
 	require.Len(t, got, 2, "each payload is redelivered exactly once")
-	byKey := map[string]persistRequest{}
+	byKey := map[string]received{}
 	for _, r := range got {
-		byKey[r.key()] = r
+		byKey[key(r)] = r
 	}
 	require.Len(t, byKey, 2, "two payloads, two keys")
 
-	inFlight, ok := byKey[first[0].key()]
+	inFlight, ok := byKey[key(first[0])]
 	require.True(t, ok, "the in-flight payload comes back under the key it was first sent with")
-	assert.True(t, bytes.Equal(first[0].body, inFlight.body), "byte-identical body after restart")
+	assert.True(t, bytes.Equal(first[0].Body, inFlight.Body), "byte-identical body after restart")
 
-	delete(byKey, first[0].key())
-	for key, queued := range byKey {
-		assert.Equal(t, []string{"queued", "queued", "queued", "queued"}, spanNames(t, queued.body))
-		k, err := uuid.Parse(key)
+	delete(byKey, key(first[0]))
+	for queuedKey, queued := range byKey {
+		assert.Equal(t, []string{"queued", "queued", "queued", "queued"}, spanNames(t, queued.Body))
+		k, err := uuid.Parse(queuedKey)
 		require.NoError(t, err)
 		assert.Equal(t, uuid.Version(7), k.Version())
 		sec, nsec := k.Time().UnixTime()

@@ -35,17 +35,18 @@ const dropWarnInterval = 10 * time.Second
 // component status. It never logs header values, credentials, payload
 // bytes or a whole idempotency key.
 type telemetry struct {
-	set      exporter.Settings
-	endpoint string // redacted
-	dataType string
-	gate     *retry.Gate
-	detailed bool
-	clock    retry.Clock
-	tb       *metadata.TelemetryBuilder
-	tracer   trace.Tracer
-	attrs    attribute.Set // exporter, data_type
-	loop     *retry.Loop
-	host     component.Host
+	set        exporter.Settings
+	endpoint   string // redacted
+	dataType   string
+	gate       *retry.Gate
+	detailed   bool
+	clock      retry.Clock
+	tb         *metadata.TelemetryBuilder
+	tracer     trace.Tracer
+	attrs      attribute.Set // exporter, data_type
+	loop       *retry.Loop
+	persistent bool // the queue keeps interrupted payloads
+	host       component.Host
 
 	healthy atomic.Bool // last status reported was OK (or nothing yet)
 
@@ -72,8 +73,11 @@ func newTelemetry(set exporter.Settings, dataType, endpoint string, gate *retry.
 func (t *telemetry) registerGauges() error {
 	opt := metric.WithAttributeSet(t.attrs)
 	if err := t.tb.RegisterOtlpHTTPRetryThrottledCallback(func(_ context.Context, o metric.Int64Observer) error {
-		closed, _ := t.gate.State()
-		o.Observe(map[bool]int64{false: 0, true: 1}[closed], opt)
+		var throttled int64
+		if closed, _ := t.gate.State(); closed {
+			throttled = 1
+		}
+		o.Observe(throttled, opt)
 		return nil
 	}); err != nil {
 		return err
@@ -93,6 +97,9 @@ func (t *telemetry) registerGauges() error {
 
 func (t *telemetry) shutdown() { t.tb.Shutdown() }
 
+// since is the time from t to now on the exporter's clock, in seconds.
+func since(clock retry.Clock, t time.Time) float64 { return clock.Now().Sub(t).Seconds() }
+
 func (t *telemetry) with(kv ...attribute.KeyValue) metric.MeasurementOption {
 	return metric.WithAttributeSet(attribute.NewSet(append(t.attrs.ToSlice(), kv...)...))
 }
@@ -101,13 +108,14 @@ func (t *telemetry) with(kv ...attribute.KeyValue) metric.MeasurementOption {
 // records the latency and, for a payload that was sent at least once, the
 // export duration from its first attempt.
 func (t *telemetry) startExport(ctx context.Context, p *payload) (context.Context, func(retry.Outcome, time.Time)) {
-	ctx = context.WithValue(ctx, keyCtx{}, maskKey(p.key))
+	masked := maskKey(p.key)
+	ctx = context.WithValue(ctx, keyCtx{}, masked)
 	ctx, span := t.tracer.Start(ctx, "otlp_http_retry/export", trace.WithAttributes(
 		attribute.String("exporter", t.set.ID.String()),
 		attribute.String("data_type", t.dataType),
 		attribute.Int("items", p.items),
 		attribute.Int("bytes", len(p.body)),
-		attribute.String("idempotency_key.masked", maskKey(p.key)),
+		attribute.String("idempotency_key.masked", masked),
 	))
 	return ctx, func(out retry.Outcome, firstAttempt time.Time) {
 		final := attribute.String("final_outcome", out.Kind.String())
@@ -122,16 +130,23 @@ func (t *telemetry) startExport(ctx context.Context, p *payload) (context.Contex
 		case retry.Dropped:
 			span.SetStatus(codes.Error, out.Reason)
 			t.dropped(ctx, p.items, out.Reason)
-			t.warnDrop(out.Reason, p.items, maskKey(p.key), out.Err)
+			t.warnDrop(out.Reason, p.items, masked, out.Err)
 			if out.Reason == retry.DropRetriesExhausted || out.Reason == retry.DropThrottleBudgetExhausted {
 				t.report(componentstatus.NewRecoverableErrorEvent(errOrUnknown(out.Err)))
 			}
 		default:
 			span.SetStatus(codes.Error, "interrupted")
-			if t.loop.Stopping() {
-				t.set.Logger.Info("Export interrupted by shutdown",
-					zap.String("endpoint", t.endpoint), zap.String("key", maskKey(p.key)), zap.Int("attempts", out.Attempts))
+			if !t.loop.Stopping() {
+				break
 			}
+			if t.persistent {
+				t.set.Logger.Info("Export interrupted by shutdown; the payload stays in the persistent queue",
+					zap.String("endpoint", t.endpoint), zap.String("key", masked), zap.Int("attempts", out.Attempts))
+				break
+			}
+			t.dropped(ctx, p.items, dropShutdown)
+			t.set.Logger.Info("Export interrupted by shutdown; the memory queue cannot keep the payload",
+				zap.String("endpoint", t.endpoint), zap.String("key", masked), zap.Int("attempts", out.Attempts))
 		}
 		span.End()
 	}

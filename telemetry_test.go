@@ -12,8 +12,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/config/configoptional"
-	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -453,9 +451,7 @@ func TestTelemetryPartialSuccess(t *testing.T) {
 func TestTelemetryShutdownDuringWait(t *testing.T) {
 	srv := newBackend(t, reply(429, "Retry-After", "300"))
 	cfg := testConfig(srv.URL)
-	queue := exporterhelper.NewDefaultQueueConfig()
-	queue.Batch = configoptional.None[exporterhelper.BatchConfig]()
-	cfg.QueueConfig = configoptional.Some(queue)
+	withMemoryQueue(cfg, 10)
 	clock := retrytest.NewClock(start)
 	h := startTracesWithID(t, cfg, clock)
 
@@ -546,9 +542,7 @@ func TestGaugesFollowTheWindowAndBackoff(t *testing.T) {
 func TestGaugesAfterTheWindowEnds(t *testing.T) {
 	srv := newBackend(t, reply(429, "Retry-After", "300"), reply(200))
 	cfg := testConfig(srv.URL)
-	queue := exporterhelper.NewDefaultQueueConfig()
-	queue.Batch = configoptional.None[exporterhelper.BatchConfig]()
-	cfg.QueueConfig = configoptional.Some(queue)
+	withMemoryQueue(cfg, 10)
 	clock := retrytest.NewClock(start)
 	h := startTracesWithID(t, cfg, clock)
 

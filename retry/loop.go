@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -61,8 +60,7 @@ type Loop struct {
 	waiting  atomic.Int64
 	stopCtx  context.Context
 	stop     context.CancelFunc
-	drainMu  sync.Mutex
-	drainBad bool
+	drainBad atomic.Bool // an attempt after Stop failed retryably
 }
 
 // NewLoop builds a loop that waits on clock, shares gate with every sender
@@ -118,16 +116,12 @@ func (l *Loop) Run(ctx context.Context, send func(ctx context.Context, attempt i
 			r.release(false)
 			return dropped(DropUnauthorizedHalt, r.attempt, r.last, errHalted)
 		}
-		r.attempt++
-		started := l.clock.Now()
-		resp := send(ctx, r.attempt)
-		r.last = resp
-		e := Event{Kind: EventAttempt, Attempt: r.attempt, MaxAttempts: l.policy.Backoff.MaxAttempts, Response: resp, Duration: l.clock.Now().Sub(started)}
-		if resp.Status == 0 && ctx.Err() != nil {
-			e.Action, e.Reason = ClassifyError(resp.Err)
+		e := r.try(ctx, send)
+		if e.Response.Status == 0 && ctx.Err() != nil {
+			e.Action, e.Reason = ClassifyError(e.Response.Err)
 			r.observe(context.WithoutCancel(ctx), e)
 			r.release(false)
-			return interrupted(r.attempt, resp, ctx.Err())
+			return interrupted(r.attempt, e.Response, ctx.Err())
 		}
 		if out, done := r.decide(waitCtx, &e); done {
 			return out
@@ -143,6 +137,14 @@ type run struct {
 	throttleStart time.Time
 	probe         bool
 	last          Response
+}
+
+// try makes the next attempt and returns its (not yet classified) event.
+func (r *run) try(ctx context.Context, send func(ctx context.Context, attempt int) Response) Event {
+	r.attempt++
+	started := r.clock.Now()
+	r.last = send(ctx, r.attempt)
+	return Event{Kind: EventAttempt, Attempt: r.attempt, MaxAttempts: r.policy.Backoff.MaxAttempts, Response: r.last, Duration: r.clock.Now().Sub(started)}
 }
 
 // passGate waits at the destination's gate, within the payload's
@@ -215,9 +217,7 @@ func (r *run) decide(ctx context.Context, e *Event) (Outcome, bool) {
 	if r.stopCtx.Err() != nil {
 		// A retryable failure after Stop, in drain or by an attempt that was
 		// in flight at Stop, ends the drain for every payload.
-		r.drainMu.Lock()
-		r.drainBad = true
-		r.drainMu.Unlock()
+		r.drainBad.Store(true)
 		r.observe(ctx, *e)
 		r.release(false)
 		return interrupted(r.attempt, resp, fmt.Errorf("exporter shutting down: %w", resp.Err)), true
@@ -292,17 +292,11 @@ func (r *run) backoff(ctx context.Context, e *Event) (Outcome, bool) {
 // drain is Run after Stop: one attempt, no waits, and none at all once the
 // destination has failed a drain attempt or is throttling.
 func (l *Loop) drain(ctx context.Context, send func(ctx context.Context, attempt int) Response) Outcome {
-	l.drainMu.Lock()
-	bad := l.drainBad
-	l.drainMu.Unlock()
-	if closed, _ := l.gate.State(); closed || bad {
+	if closed, _ := l.gate.State(); closed || l.drainBad.Load() {
 		return interrupted(0, Response{}, errors.New("exporter shutting down; the destination is failing or throttling, so no attempt was made"))
 	}
 	r := run{Loop: l}
-	r.attempt = 1
-	started := l.clock.Now()
-	resp := send(ctx, 1)
-	e := Event{Kind: EventAttempt, Attempt: 1, MaxAttempts: l.policy.Backoff.MaxAttempts, Response: resp, Duration: l.clock.Now().Sub(started)}
+	e := r.try(ctx, send)
 	out, _ := r.decide(ctx, &e)
 	return out
 }

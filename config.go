@@ -45,7 +45,11 @@ func (e *EncodingType) UnmarshalText(text []byte) error {
 type UnauthorizedMode string
 
 const (
-	// UnauthorizedHalt stops all sending for the life of the process.
+	// UnauthorizedHold stops sending to the destination after a 401, but
+	// for one probe every unauthorized::probe_interval, and drops nothing;
+	// the first probe that succeeds resumes sending.
+	UnauthorizedHold UnauthorizedMode = "hold"
+	// UnauthorizedHalt is the former name of UnauthorizedHold, still accepted.
 	UnauthorizedHalt UnauthorizedMode = "halt"
 	// UnauthorizedDrop drops the batch that got the 401 and keeps sending.
 	UnauthorizedDrop UnauthorizedMode = "drop"
@@ -85,8 +89,12 @@ type Config struct {
 	// StatusOverrides maps an HTTP status code to "retry" or "drop".
 	StatusOverrides map[string]string `mapstructure:"status_overrides"`
 
-	// OnUnauthorized is what a 401 does: halt (default) or drop.
+	// OnUnauthorized is what a 401 does: hold (default) or drop.
 	OnUnauthorized UnauthorizedMode `mapstructure:"on_unauthorized"`
+	// Unauthorized tunes the hold after a 401.
+	Unauthorized retry.UnauthorizedConfig `mapstructure:"unauthorized"`
+	// Outage bounds how long a destination may be down before data is dropped.
+	Outage retry.OutageConfig `mapstructure:"outage"`
 
 	Telemetry TelemetryConfig `mapstructure:"telemetry"`
 }
@@ -143,9 +151,9 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	switch cfg.OnUnauthorized {
-	case UnauthorizedHalt, UnauthorizedDrop:
+	case UnauthorizedHold, UnauthorizedHalt, UnauthorizedDrop:
 	default:
-		errs = append(errs, fmt.Errorf("on_unauthorized: %q is not valid; use halt or drop", cfg.OnUnauthorized))
+		errs = append(errs, fmt.Errorf("on_unauthorized: %q is not valid; use hold or drop", cfg.OnUnauthorized))
 	}
 	return errors.Join(errs...)
 }

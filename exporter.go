@@ -76,7 +76,7 @@ func newExporter(cfg *Config, set exporter.Settings, sig signal, clock retry.Clo
 		Backoff:            cfg.Backoff,
 		RetryAfter:         cfg.RetryAfter,
 		Overrides:          overrides,
-		HaltOnUnauthorized: cfg.OnUnauthorized == UnauthorizedHalt,
+		HaltOnUnauthorized: cfg.OnUnauthorized != UnauthorizedDrop,
 	}, clock, gate, e.tel.observe)
 	e.tel.loop = e.loop
 	e.tel.persistent = cfg.QueueConfig.HasValue() && cfg.QueueConfig.Get().StorageID != nil

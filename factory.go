@@ -100,7 +100,9 @@ func createDefaultConfig() component.Config {
 		Backoff:           retry.NewDefaultBackoffConfig(),
 		RetryAfter:        retry.NewDefaultRetryAfterConfig(),
 		IdempotencyHeader: "Idempotency-Key",
-		OnUnauthorized:    UnauthorizedHalt,
+		OnUnauthorized:    UnauthorizedHold,
+		Unauthorized:      retry.NewDefaultUnauthorizedConfig(),
+		Outage:            retry.NewDefaultOutageConfig(),
 	}
 }
 

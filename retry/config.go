@@ -109,3 +109,52 @@ func (c *RetryAfterConfig) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// UnauthorizedConfig is how the exporter holds a destination that answered
+// 401 Unauthorized (on_unauthorized: hold): nothing is sent to it but one
+// probe request every ProbeInterval, and nothing is dropped for it.
+type UnauthorizedConfig struct {
+	// ProbeInterval is the time between two probe requests while held.
+	ProbeInterval time.Duration `mapstructure:"probe_interval"`
+	_             struct{}
+}
+
+// NewDefaultUnauthorizedConfig returns the documented defaults: one probe a
+// minute, so that a wrong key costs the backend one request a minute per
+// destination and sender.
+func NewDefaultUnauthorizedConfig() UnauthorizedConfig {
+	return UnauthorizedConfig{ProbeInterval: time.Minute}
+}
+
+// minProbeInterval keeps a held destination from being probed into load.
+const minProbeInterval = time.Second
+
+// Validate names the key and the fix for every bad value.
+func (c *UnauthorizedConfig) Validate() error {
+	if c.ProbeInterval < minProbeInterval {
+		return fmt.Errorf("unauthorized::probe_interval: %s must be at least %s", c.ProbeInterval, minProbeInterval)
+	}
+	return nil
+}
+
+// OutageConfig bounds how long a destination may be down (every request
+// fails retryably without Retry-After, none succeeds) before the payloads
+// waiting for it are dropped.
+type OutageConfig struct {
+	// MaxDuration is how long a payload may wait out an outage, counted
+	// from its first failure. Zero (the default) waits for as long as the
+	// queue has room: the queue, not a timer, bounds an outage.
+	MaxDuration time.Duration `mapstructure:"max_duration"`
+	_           struct{}
+}
+
+// NewDefaultOutageConfig returns the documented defaults: no time limit.
+func NewDefaultOutageConfig() OutageConfig { return OutageConfig{} }
+
+// Validate names the key and the fix for every bad value.
+func (c *OutageConfig) Validate() error {
+	if c.MaxDuration < 0 {
+		return fmt.Errorf("outage::max_duration: %s must not be negative (0 means no limit)", c.MaxDuration)
+	}
+	return nil
+}

@@ -68,18 +68,19 @@ func newExporter(cfg *Config, set exporter.Settings, sig signal, clock retry.Clo
 	}
 	gate, release := gates.Get(e.url, clock)
 	e.releaseGate = release
-	if e.tel, err = newTelemetry(set, sig.name, e.redactedURL, gate, cfg.Telemetry.Detailed, clock); err != nil {
+	persistent := cfg.QueueConfig.HasValue() && cfg.QueueConfig.Get().StorageID != nil
+	if e.tel, err = newTelemetry(set, sig.name, e.redactedURL, persistent, cfg.Telemetry.Detailed, clock); err != nil {
 		release()
 		return nil, err
 	}
 	e.loop = retry.NewLoop(retry.Policy{
 		Backoff:            cfg.Backoff,
 		RetryAfter:         cfg.RetryAfter,
+		Unauthorized:       cfg.Unauthorized,
+		Outage:             cfg.Outage,
 		Overrides:          overrides,
-		HaltOnUnauthorized: cfg.OnUnauthorized != UnauthorizedDrop,
+		HoldOnUnauthorized: cfg.OnUnauthorized != UnauthorizedDrop,
 	}, clock, gate, e.tel.observe)
-	e.tel.loop = e.loop
-	e.tel.persistent = cfg.QueueConfig.HasValue() && cfg.QueueConfig.Get().StorageID != nil
 	return e, nil
 }
 
@@ -92,7 +93,7 @@ func (e *baseExporter) start(ctx context.Context, host component.Host) error {
 	}
 	e.client, e.idleCloser = client, closer
 	e.tel.host = host
-	return e.tel.registerGauges()
+	return e.tel.registerGauges(e.loop.Gate(), e.loop.Waiting)
 }
 
 // stop ends every wait; it runs before exporterhelper's Shutdown, so that
@@ -154,7 +155,7 @@ func (e *baseExporter) push(ctx context.Context, r xexporterhelper.Request) erro
 	case retry.Delivered:
 		return nil
 	case retry.Dropped:
-		return consumererror.NewPermanent(fmt.Errorf("dropped %d %s items after %d attempts (%s): %w",
+		return consumererror.NewPermanent(fmt.Errorf("dropped %d %s items after %d attempts (%v): %w",
 			p.items, e.signal.name, out.Attempts, out.Reason, errOrUnknown(out.Err)))
 	}
 	return fmt.Errorf("export of %d %s items interrupted after %d attempts: %w", p.items, e.signal.name, out.Attempts, errOrUnknown(out.Err))

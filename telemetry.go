@@ -2,6 +2,7 @@ package otlphttpretry
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -38,15 +39,16 @@ type telemetry struct {
 	set        exporter.Settings
 	endpoint   string // redacted
 	dataType   string
-	gate       *retry.Gate
 	detailed   bool
 	clock      retry.Clock
 	tb         *metadata.TelemetryBuilder
 	tracer     trace.Tracer
 	attrs      attribute.Set // exporter, data_type
-	loop       *retry.Loop
-	persistent bool // the queue keeps interrupted payloads
+	persistent bool          // the queue keeps interrupted payloads
 	host       component.Host
+
+	// Payloads and items the memory queue lost at shutdown, logged once.
+	lostPayloads, lostItems atomic.Int64
 
 	healthy atomic.Bool // last status reported was OK (or nothing yet)
 
@@ -55,13 +57,13 @@ type telemetry struct {
 	suppressedWarn int
 }
 
-func newTelemetry(set exporter.Settings, dataType, endpoint string, gate *retry.Gate, detailed bool, clock retry.Clock) (*telemetry, error) {
+func newTelemetry(set exporter.Settings, dataType, endpoint string, persistent, detailed bool, clock retry.Clock) (*telemetry, error) {
 	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
 	if err != nil {
 		return nil, err
 	}
 	t := &telemetry{
-		set: set, endpoint: endpoint, dataType: dataType, gate: gate, detailed: detailed, clock: clock, tb: tb,
+		set: set, endpoint: endpoint, dataType: dataType, persistent: persistent, detailed: detailed, clock: clock, tb: tb,
 		tracer: metadata.Tracer(set.TelemetrySettings),
 		attrs:  attribute.NewSet(attribute.String("exporter", set.ID.String()), attribute.String("data_type", dataType)),
 	}
@@ -69,12 +71,13 @@ func newTelemetry(set exporter.Settings, dataType, endpoint string, gate *retry.
 	return t, nil
 }
 
-// registerGauges wires the gate and the loop into the async gauges.
-func (t *telemetry) registerGauges() error {
+// registerGauges wires the destination's gate and the count of waiting
+// payloads into the async gauges.
+func (t *telemetry) registerGauges(gate *retry.Gate, waiting func() int64) error {
 	opt := metric.WithAttributeSet(t.attrs)
 	if err := t.tb.RegisterOtlpHTTPRetryThrottledCallback(func(_ context.Context, o metric.Int64Observer) error {
 		var throttled int64
-		if closed, _ := t.gate.State(); closed {
+		if reason, _ := gate.State(); reason == retry.HoldThrottle {
 			throttled = 1
 		}
 		o.Observe(throttled, opt)
@@ -82,20 +85,40 @@ func (t *telemetry) registerGauges() error {
 	}); err != nil {
 		return err
 	}
+	if err := t.tb.RegisterOtlpHTTPRetryHeldCallback(func(_ context.Context, o metric.Int64Observer) error {
+		current, _ := gate.State()
+		for _, reason := range []retry.HoldReason{retry.HoldThrottle, retry.HoldOutage, retry.HoldUnauthorized} {
+			var held int64
+			if reason == current {
+				held = 1
+			}
+			o.Observe(held, t.with(attribute.String("reason", reason.String())))
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
 	if err := t.tb.RegisterOtlpHTTPRetryThrottleRemainingSecondsCallback(func(_ context.Context, o metric.Float64Observer) error {
-		_, remaining := t.gate.State()
+		_, remaining := gate.State()
 		o.Observe(remaining.Seconds(), opt)
 		return nil
 	}); err != nil {
 		return err
 	}
 	return t.tb.RegisterOtlpHTTPRetryWaitingPayloadsCallback(func(_ context.Context, o metric.Int64Observer) error {
-		o.Observe(t.loop.Waiting(), opt)
+		o.Observe(waiting(), opt)
 		return nil
 	})
 }
 
-func (t *telemetry) shutdown() { t.tb.Shutdown() }
+// shutdown logs, once, what the memory queue lost, and stops the metrics.
+func (t *telemetry) shutdown() {
+	if n := t.lostPayloads.Load(); n > 0 {
+		t.set.Logger.Warn("Payloads still queued or waiting at shutdown were lost with the memory queue; configure sending_queue::storage (file_storage) to keep them across restarts",
+			zap.String("endpoint", t.endpoint), zap.Int64("payloads", n), zap.Int64("items", t.lostItems.Load()))
+	}
+	t.tb.Shutdown()
+}
 
 // since is the time from t to now on the exporter's clock, in seconds.
 func since(clock retry.Clock, t time.Time) float64 { return clock.Now().Sub(t).Seconds() }
@@ -128,25 +151,25 @@ func (t *telemetry) startExport(ctx context.Context, p *payload) (context.Contex
 		case retry.Delivered:
 			t.reportOK()
 		case retry.Dropped:
-			span.SetStatus(codes.Error, out.Reason)
-			t.dropped(ctx, p.items, out.Reason)
-			t.warnDrop(out.Reason, p.items, masked, out.Err)
-			if out.Reason == retry.DropRetriesExhausted || out.Reason == retry.DropThrottleBudgetExhausted {
+			span.SetStatus(codes.Error, out.Reason.String())
+			t.dropped(ctx, p.items, out.Reason.String())
+			t.warnDrop(out.Reason.String(), p.items, masked, out.Err)
+			switch out.Reason {
+			case retry.DropRetriesExhausted, retry.DropThrottleBudgetExhausted, retry.DropOutageExhausted:
 				t.report(componentstatus.NewRecoverableErrorEvent(errOrUnknown(out.Err)))
 			}
 		default:
 			span.SetStatus(codes.Error, "interrupted")
-			if !t.loop.Stopping() {
-				break
+			// With the persistent queue, the one line about a payload kept
+			// at shutdown is written where exporterhelper reports it (see
+			// logfilter.go), since only there is it known to be kept.
+			switch {
+			case !out.Shutdown, t.persistent:
+			default:
+				t.dropped(ctx, p.items, dropShutdown)
+				t.lostPayloads.Add(1)
+				t.lostItems.Add(int64(p.items))
 			}
-			if t.persistent {
-				t.set.Logger.Info("Export interrupted by shutdown; the payload stays in the persistent queue",
-					zap.String("endpoint", t.endpoint), zap.String("key", masked), zap.Int("attempts", out.Attempts))
-				break
-			}
-			t.dropped(ctx, p.items, dropShutdown)
-			t.set.Logger.Info("Export interrupted by shutdown; the memory queue cannot keep the payload",
-				zap.String("endpoint", t.endpoint), zap.String("key", masked), zap.Int("attempts", out.Attempts))
 		}
 		span.End()
 	}
@@ -157,20 +180,53 @@ func (t *telemetry) observe(ctx context.Context, e retry.Event) {
 	switch e.Kind {
 	case retry.EventAttempt:
 		t.attempt(ctx, e)
-	case retry.EventWindowStart:
-		t.set.Logger.Info("Throttle window started: the backend asked to wait; no request goes to this destination until it ends",
+	case retry.EventHoldStart:
+		t.holdStarted(e)
+	case retry.EventHoldEnd:
+		t.holdEnded(e)
+	}
+}
+
+// holdStarted logs the start of a hold once per hold, at a level that says
+// whether the operator has something to do, and reports the status.
+func (t *telemetry) holdStarted(e retry.Event) {
+	switch e.Held {
+	case retry.HoldThrottle:
+		t.set.Logger.Info("Holding: the backend asked to wait; no request goes to this destination until the wait ends",
 			zap.String("endpoint", t.endpoint), zap.Int("status", e.Response.Status),
 			zap.Duration("wait", e.Delay), zap.Time("until", e.Until))
-	case retry.EventWindowEnd:
-		t.set.Logger.Info("Throttle window ended: the first request after the wait succeeded; sending resumes",
-			zap.String("endpoint", t.endpoint))
-	case retry.EventHalt:
-		t.set.Logger.Error("The backend answered 401 Unauthorized: the exporter's credentials are wrong. "+
-			"Every further batch is dropped without contacting the backend until the collector restarts. "+
-			"Fix the headers or auth settings of this exporter, or set on_unauthorized: drop to drop only the batches that get a 401.",
-			zap.String("endpoint", t.endpoint))
-		t.report(componentstatus.NewPermanentErrorEvent(errOrUnknown(e.Response.Err)))
+	case retry.HoldOutage:
+		err := errOrUnknown(e.Response.Err)
+		t.set.Logger.Warn("Holding: the destination is failing and nothing it was sent succeeds; "+
+			"every payload waits, one probe request goes out per backoff interval, and nothing is dropped for it",
+			zap.String("endpoint", t.endpoint), zap.String("reason", e.Reason), zap.Duration("next_probe_in", e.Delay),
+			zap.String("error", err.Error()))
+		t.report(componentstatus.NewRecoverableErrorEvent(fmt.Errorf("destination %s is failing; holding all payloads and probing: %w", t.endpoint, err)))
+	case retry.HoldUnauthorized:
+		t.set.Logger.Error("Holding: the backend answered 401 Unauthorized, so the exporter's credentials are not accepted. "+
+			"Nothing is dropped and nothing is sent to this destination but one probe request per unauthorized::probe_interval; "+
+			"the first probe that succeeds resumes sending. Fix the headers or auth settings of this exporter "+
+			"(or set on_unauthorized: drop to drop only the batches that get a 401).",
+			zap.String("endpoint", t.endpoint), zap.Duration("probe_interval", e.Delay))
+		t.report(componentstatus.NewRecoverableErrorEvent(fmt.Errorf(
+			"the backend at %s answered 401 Unauthorized: fix the credentials (headers or auth) of this exporter; holding all payloads and probing every %s",
+			t.endpoint, e.Delay)))
 	}
+}
+
+func (t *telemetry) holdEnded(e retry.Event) {
+	switch e.Held {
+	case retry.HoldThrottle:
+		t.set.Logger.Info("Hold ended: the first request after the wait succeeded; sending resumes",
+			zap.String("endpoint", t.endpoint))
+	case retry.HoldOutage:
+		t.set.Logger.Info("Hold ended: the destination answers again; sending resumes",
+			zap.String("endpoint", t.endpoint))
+	case retry.HoldUnauthorized:
+		t.set.Logger.Info("Hold ended: a probe request was accepted, so the credentials work again; sending resumes",
+			zap.String("endpoint", t.endpoint))
+	}
+	t.reportOK()
 }
 
 func (t *telemetry) attempt(ctx context.Context, e retry.Event) {
@@ -191,12 +247,12 @@ func (t *telemetry) attempt(ctx context.Context, e retry.Event) {
 			t.tb.OtlpHTTPRetryRetryAfterParseDurationSeconds.Record(ctx, e.ParseDuration.Seconds(), metric.WithAttributeSet(t.attrs))
 		}
 	}
-	if e.Path != "" {
-		t.tb.OtlpHTTPRetryRetries.Add(ctx, 1, t.with(attribute.String("path", e.Path), attribute.String("reason", e.Reason)))
+	if e.Path != retry.PathNone {
+		t.tb.OtlpHTTPRetryRetries.Add(ctx, 1, t.with(attribute.String("path", e.Path.String()), attribute.String("reason", e.Reason)))
 		if e.Path == retry.PathRateLimit {
-			t.tb.OtlpHTTPRetryRetryAfterWaitSeconds.Record(ctx, e.Delay.Seconds(), t.with(attribute.String("source", e.DelaySource)))
+			t.tb.OtlpHTTPRetryRetryAfterWaitSeconds.Record(ctx, e.Delay.Seconds(), t.with(attribute.String("source", e.Source.String())))
 		}
-		spanAttrs = append(spanAttrs, attribute.String("path", e.Path), attribute.String("delay", e.Delay.String()))
+		spanAttrs = append(spanAttrs, attribute.String("path", e.Path.String()), attribute.String("delay", e.Delay.String()))
 	}
 	trace.SpanFromContext(ctx).AddEvent("attempt", trace.WithAttributes(spanAttrs...))
 
@@ -214,10 +270,13 @@ func (t *telemetry) attempt(ctx context.Context, e retry.Event) {
 	}
 	if ra := e.RetryAfter; ra != nil {
 		fields = append(fields, zap.String("retry_after", parseResult(*ra)), zap.Duration("retry_after_parsed", ra.Delay),
-			zap.Bool("defaulted", e.DelaySource == retry.SourceDefault), zap.Bool("capped", ra.Capped))
+			zap.Bool("defaulted", e.Source == retry.SourceDefault), zap.Bool("capped", ra.Capped))
 	}
-	if e.Path != "" {
-		fields = append(fields, zap.String("path", e.Path), zap.Duration("delay", e.Delay))
+	if e.Path != retry.PathNone {
+		fields = append(fields, zap.String("path", e.Path.String()), zap.Duration("delay", e.Delay))
+	}
+	if e.Probe {
+		fields = append(fields, zap.Bool("probe", true))
 	}
 	if e.Response.Err != nil {
 		fields = append(fields, zap.String("error", e.Response.Err.Error()))

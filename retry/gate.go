@@ -8,24 +8,51 @@ import (
 )
 
 // ErrGateDeadline is returned by Acquire when the caller's deadline passes
-// while the gate is still closed.
-var ErrGateDeadline = errors.New("throttle gate still closed at the payload's rate-limit deadline")
+// while the gate still holds.
+var ErrGateDeadline = errors.New("the destination was still held at the payload's deadline")
 
-// Gate holds back every sender to one destination while that destination
-// has asked to wait. It is a circuit breaker keyed on throttling:
+// HoldReason is why a gate holds its destination.
+type HoldReason int
+
+const (
+	// HoldNone: the gate is open.
+	HoldNone HoldReason = iota
+	// HoldThrottle: the backend asked to wait (Retry-After, 429).
+	HoldThrottle
+	// HoldOutage: requests fail retryably and none succeeds.
+	HoldOutage
+	// HoldUnauthorized: the backend answered 401.
+	HoldUnauthorized
+)
+
+var holdNames = [...]string{"none", "throttle", "outage", "unauthorized"}
+
+func (r HoldReason) String() string { return holdNames[r] }
+
+// Gate is shared by every sender to one destination. It is in one of three
+// states, the same words the logs, the metrics and the README use:
 //   - open: everyone sends;
-//   - closed until T: nobody sends before T;
-//   - at T one sender, the probe, goes first (half-open); the others wait
-//     for its outcome. Success opens the gate; another throttle closes it
-//     again; any other outcome hands the probe to the next sender.
+//   - holding (for throttle, outage or unauthorized) until T: nobody sends;
+//   - probing: from T on, one sender, the probe, goes first, and the others
+//     wait for its outcome. A success opens the gate; a failure of the same
+//     kind holds again (outage holds grow along the backoff schedule); any
+//     other outcome hands the probe to the next sender.
+//
+// Only the probe moves a holding gate on. A late answer to a request that
+// left before the hold began can lengthen a throttle hold (the server said
+// wait), or open an outage hold with a success (the destination is up), and
+// nothing else: it never takes or frees the probe.
 type Gate struct {
 	clock Clock
 
-	mu      sync.Mutex
-	closed  bool      // a window is in force (closed or half-open)
-	until   time.Time // nobody sends before this
-	probing bool      // a probe is out
-	changed chan struct{}
+	mu        sync.Mutex
+	reason    HoldReason // HoldNone while open
+	until     time.Time  // nobody sends before this
+	failures  int        // holds in a row: 1 when the hold began, +1 per failed probe
+	probe     uint64     // ticket of the probe out, 0 when none
+	tickets   uint64
+	successes uint64
+	changed   chan struct{}
 }
 
 // NewGate returns an open gate.
@@ -33,31 +60,52 @@ func NewGate(clock Clock) *Gate {
 	return &Gate{clock: clock, changed: make(chan struct{})}
 }
 
-// Acquire waits until the caller may send. probe reports that the caller is
-// the half-open probe and must call Release with its outcome. onBlock, if
-// not nil, runs once when the caller first has to wait. A zero deadline
-// waits for as long as the gate stays closed.
-func (g *Gate) Acquire(ctx context.Context, deadline time.Time, onBlock func()) (probe bool, err error) {
+// Pass is a sender's permission to send once.
+type Pass struct {
+	// Probe is set when the sender is the probe of a holding gate.
+	Probe bool
+	// Successes is the destination's success count when the pass was given.
+	Successes uint64
+	// Held is the reason of the hold the probe goes out for (HoldNone for
+	// a sender that passed an open gate), and HoldFailures the gate's count
+	// of holds in a row for it.
+	Held         HoldReason
+	HoldFailures int
+	ticket       uint64
+}
+
+// Acquire waits until the caller may send. deadline, if not nil, is asked
+// for the caller's deadline whenever the gate holds (a zero time waits for
+// as long as the hold lasts) and returns the error to give up with.
+// onBlock, if not nil, runs once when the caller first has to wait.
+func (g *Gate) Acquire(ctx context.Context, deadline func(HoldReason, time.Time) time.Time, onBlock func()) (Pass, error) {
 	blocked := false
 	for {
 		g.mu.Lock()
 		now := g.clock.Now()
-		switch {
-		case !g.closed:
+		pass := Pass{Successes: g.successes}
+		if g.reason == HoldNone {
 			g.mu.Unlock()
-			return false, nil
-		case !g.probing && !now.Before(g.until):
-			g.probing = true
-			g.mu.Unlock()
-			return true, nil
+			return pass, nil
 		}
-		if !deadline.IsZero() && !now.Before(deadline) {
+		if g.probe == 0 && !now.Before(g.until) {
+			g.tickets++
+			g.probe = g.tickets
+			pass.Probe, pass.ticket, pass.Held, pass.HoldFailures = true, g.probe, g.reason, g.failures
 			g.mu.Unlock()
-			return false, ErrGateDeadline
+			return pass, nil
+		}
+		var dl time.Time
+		if deadline != nil {
+			dl = deadline(g.reason, now)
+		}
+		if !dl.IsZero() && !now.Before(dl) {
+			g.mu.Unlock()
+			return Pass{}, ErrGateDeadline
 		}
 		wake := g.until
-		if g.probing || (!deadline.IsZero() && deadline.Before(wake)) {
-			wake = deadline // zero while probing without a deadline: wait for a change only
+		if g.probe != 0 || (!dl.IsZero() && dl.Before(wake)) {
+			wake = dl // zero while a probe is out without a deadline: wait for a change only
 		}
 		changed := g.changed
 		g.mu.Unlock()
@@ -74,7 +122,7 @@ func (g *Gate) Acquire(ctx context.Context, deadline time.Time, onBlock func()) 
 		select {
 		case <-ctx.Done():
 			stop()
-			return false, ctx.Err()
+			return Pass{}, ctx.Err()
 		case <-changed:
 		case <-timer:
 		}
@@ -82,48 +130,80 @@ func (g *Gate) Acquire(ctx context.Context, deadline time.Time, onBlock func()) 
 	}
 }
 
-// Throttle closes the gate until at least until. It reports whether this
-// started a new throttle window (the gate was open).
-func (g *Gate) Throttle(until time.Time) (started bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	started = !g.closed
-	if started || until.After(g.until) {
-		g.until = until
-	}
-	g.closed = true
-	g.probing = false
-	g.broadcastLocked()
-	return started
+// Transition is a change of the gate's state that a Report caused.
+type Transition struct {
+	// Began is the reason of a hold that began (the gate was open), or
+	// that replaced a hold of another reason.
+	Began HoldReason
+	// Ended is the reason of a hold that ended (the gate opened).
+	Ended HoldReason
 }
 
-// Release reports the probe's outcome when it was not a throttle (Throttle
-// reports that). success opens the gate and reports that the window ended;
-// otherwise the next waiting sender becomes the probe.
-func (g *Gate) Release(success bool) (ended bool) {
+// Report tells the gate how the attempt made with pass ended: success, or
+// a hold until until for reason (HoldNone when the outcome says nothing
+// about the destination, such as a permanent failure of one payload).
+func (g *Gate) Report(pass Pass, success bool, reason HoldReason, until time.Time) (t Transition) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if !g.probing {
-		return false // a throttle during the probe already re-closed the gate
+	isProbe := pass.Probe && pass.ticket == g.probe
+	if isProbe {
+		g.probe = 0
 	}
-	g.probing = false
-	if success {
-		g.closed = false
-		ended = true
+	switch {
+	case success:
+		g.successes++
+		if g.reason != HoldNone && (isProbe || g.reason == HoldOutage) {
+			t.Ended = g.reason
+			g.reason, g.failures, g.probe = HoldNone, 0, 0
+		}
+	case reason == HoldNone:
+		// Says nothing about the destination: a freed probe goes to the
+		// next sender.
+	case g.reason == HoldNone:
+		g.reason, g.until, g.failures = reason, until, 1
+		t.Began = reason
+	case isProbe:
+		if reason != g.reason {
+			t.Began = reason
+			g.failures = 0
+		}
+		g.reason, g.until = reason, until
+		g.failures++
+	case reason == HoldThrottle && until.After(g.until):
+		if g.reason != reason {
+			t.Began = reason
+			g.failures = 1
+		}
+		g.reason, g.until = reason, until
 	}
 	g.broadcastLocked()
-	return ended
+	return t
 }
 
-// State reports whether a window is in force and how long until the gate
-// lets the next sender through.
-func (g *Gate) State() (closed bool, remaining time.Duration) {
+// State reports why the gate holds (HoldNone when open) and how long until
+// it lets the next sender through.
+func (g *Gate) State() (HoldReason, time.Duration) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if !g.closed {
-		return false, 0
+	if g.reason == HoldNone {
+		return HoldNone, 0
 	}
-	return true, max(g.until.Sub(g.clock.Now()), 0)
+	return g.reason, max(g.until.Sub(g.clock.Now()), 0)
+}
+
+// Hold makes the gate hold for reason until until, as a report from an
+// attempt that passed an open gate would. Tests use it to set the scene.
+func (g *Gate) Hold(reason HoldReason, until time.Time) Transition {
+	g.mu.Lock()
+	successes := g.successes
+	g.mu.Unlock()
+	return g.Report(Pass{Successes: successes}, false, reason, until)
+}
+
+func (g *Gate) successCount() uint64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.successes
 }
 
 func (g *Gate) broadcastLocked() {
@@ -131,8 +211,8 @@ func (g *Gate) broadcastLocked() {
 	g.changed = make(chan struct{})
 }
 
-// Gates shares one Gate per destination URL among the exporters of a
-// process, so that every sender to a throttling destination waits.
+// Gates shares one Gate per destination among the exporters of a process,
+// so that every sender to a held destination waits.
 type Gates struct {
 	mu    sync.Mutex
 	gates map[string]*sharedGate
@@ -143,18 +223,18 @@ type sharedGate struct {
 	refs int
 }
 
-// Get returns the gate of url, creating it on first use; call the returned
-// release when the exporter shuts down.
-func (s *Gates) Get(url string, clock Clock) (*Gate, func()) {
+// Get returns the gate of the destination key, creating it on first use;
+// call the returned release when the exporter shuts down.
+func (s *Gates) Get(key string, clock Clock) (*Gate, func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.gates == nil {
 		s.gates = map[string]*sharedGate{}
 	}
-	sg, ok := s.gates[url]
+	sg, ok := s.gates[key]
 	if !ok {
 		sg = &sharedGate{gate: NewGate(clock)}
-		s.gates[url] = sg
+		s.gates[key] = sg
 	}
 	sg.refs++
 	var once sync.Once
@@ -163,7 +243,7 @@ func (s *Gates) Get(url string, clock Clock) (*Gate, func()) {
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			if sg.refs--; sg.refs == 0 {
-				delete(s.gates, url)
+				delete(s.gates, key)
 			}
 		})
 	}

@@ -21,6 +21,24 @@ import (
 type acquired struct {
 	probe bool
 	err   error
+	pass  retry.Pass
+}
+
+// throttle holds g for throttling until until, as a 429 to a sender that
+// passed an open gate would; it reports whether a hold began.
+func throttle(g *retry.Gate, until time.Time) bool {
+	return g.Hold(retry.HoldThrottle, until).Began == retry.HoldThrottle
+}
+
+// held reports whether g holds, and for how much longer.
+func held(g *retry.Gate) (bool, time.Duration) {
+	reason, remaining := g.State()
+	return reason != retry.HoldNone, remaining
+}
+
+// until is a fixed deadline for Acquire (none when zero).
+func until(deadline time.Time) func(retry.HoldReason, time.Time) time.Time {
+	return func(retry.HoldReason, time.Time) time.Time { return deadline }
 }
 
 // senders starts n goroutines that each Acquire once and report the result
@@ -29,8 +47,8 @@ func senders(ctx context.Context, g *retry.Gate, n int, deadline time.Time, bloc
 	out := make(chan acquired, n)
 	for range n {
 		go func() {
-			probe, err := g.Acquire(ctx, deadline, func() { blocked.Add(1) })
-			out <- acquired{probe, err}
+			pass, err := g.Acquire(ctx, until(deadline), func() { blocked.Add(1) })
+			out <- acquired{probe: pass.Probe, err: err, pass: pass}
 		}()
 	}
 	return out
@@ -57,13 +75,20 @@ type halfOpen struct {
 	gate    *retry.Gate
 	results chan acquired
 	blocked *atomic.Int32
+	probe   retry.Pass // the last probe's pass
+}
+
+// release reports the probe's outcome: success, or nothing about the
+// destination; it reports whether the hold ended.
+func (h *halfOpen) release(success bool) bool {
+	return h.gate.Report(h.probe, success, retry.HoldNone, time.Time{}).Ended != retry.HoldNone
 }
 
 func newHalfOpen(t *testing.T, ctx context.Context, n int) *halfOpen {
 	t.Helper()
 	h := &halfOpen{clock: retrytest.NewClock(t0), blocked: &atomic.Int32{}}
 	h.gate = retry.NewGate(h.clock)
-	require.True(t, h.gate.Throttle(t0.Add(10*time.Second)), "the first throttle starts a window")
+	require.True(t, throttle(h.gate, t0.Add(10*time.Second)), "the first throttle starts a window")
 
 	h.results = senders(ctx, h.gate, n, time.Time{}, h.blocked)
 	require.True(t, h.clock.WaitForTimers(n, time.Minute), "every sender waits on the clock")
@@ -88,9 +113,11 @@ func (h *halfOpen) expectOneProbe(t *testing.T) {
 	t.Helper()
 	got := passed(h.results)
 	require.Len(t, got, 1, "exactly one sender passes")
-	assert.Equal(t, acquired{probe: true}, got[0])
+	assert.True(t, got[0].probe)
+	require.NoError(t, got[0].err)
+	h.probe = got[0].pass
 	assert.Zero(t, h.clock.Pending(), "the others wait for the probe's outcome, not for a timer")
-	closed, remaining := h.gate.State()
+	closed, remaining := held(h.gate)
 	assert.True(t, closed, "half-open still counts as closed")
 	assert.Zero(t, remaining)
 }
@@ -101,9 +128,10 @@ func (h *halfOpen) expectAllPass(t *testing.T, m int) {
 	got := passed(h.results)
 	require.Len(t, got, m)
 	for _, a := range got {
-		assert.Equal(t, acquired{probe: false}, a)
+		assert.False(t, a.probe)
+		assert.NoError(t, a.err)
 	}
-	closed, _ := h.gate.State()
+	closed, _ := held(h.gate)
 	assert.False(t, closed)
 }
 
@@ -133,10 +161,10 @@ func TestGateProbeSuccessOpensForEveryone(t *testing.T) {
 		defer cancel()
 		h := newHalfOpen(t, ctx, n)
 
-		assert.True(t, h.gate.Release(true), "success ends the window")
+		assert.True(t, h.release(true), "success ends the window")
 		synctest.Wait()
 		h.expectAllPass(t, n-1)
-		assert.False(t, h.gate.Release(true), "nothing left to release")
+		assert.False(t, h.release(true), "nothing left to release")
 		assert.EqualValues(t, n, h.blocked.Load(), "onBlock never ran twice for a sender")
 	})
 }
@@ -149,11 +177,11 @@ func TestGateProbeFailureHandsTheProbeToOneWaiter(t *testing.T) {
 		h := newHalfOpen(t, ctx, n)
 
 		for range n - 2 {
-			assert.False(t, h.gate.Release(false), "a failed probe does not end the window")
+			assert.False(t, h.release(false), "a failed probe does not end the window")
 			synctest.Wait()
 			h.expectOneProbe(t)
 		}
-		assert.True(t, h.gate.Release(true))
+		assert.True(t, h.release(true))
 		synctest.Wait()
 		h.expectAllPass(t, 1)
 	})
@@ -166,11 +194,12 @@ func TestGateProbeThrottledAgainClosesTheGate(t *testing.T) {
 		defer cancel()
 		h := newHalfOpen(t, ctx, n)
 
-		assert.False(t, h.gate.Throttle(h.clock.Now().Add(10*time.Second)), "the window goes on, it does not restart")
+		tr := h.gate.Report(h.probe, false, retry.HoldThrottle, h.clock.Now().Add(10*time.Second))
+		assert.Equal(t, retry.Transition{}, tr, "the hold goes on, it does not restart")
 		synctest.Wait()
 		assert.Empty(t, passed(h.results), "nobody passes")
 		assert.Equal(t, n-1, h.clock.Pending(), "every other sender waits for the new window end")
-		assert.False(t, h.gate.Release(true), "the throttled probe has nothing left to release")
+		assert.False(t, h.release(true), "the throttled probe has nothing left to release")
 		synctest.Wait()
 		assert.Empty(t, passed(h.results), "a stale release does not open the gate")
 
@@ -182,10 +211,93 @@ func TestGateProbeThrottledAgainClosesTheGate(t *testing.T) {
 		synctest.Wait()
 		h.expectOneProbe(t)
 
-		assert.True(t, h.gate.Release(true))
+		assert.True(t, h.release(true))
 		synctest.Wait()
 		h.expectAllPass(t, n-2)
 	})
+}
+
+// TestGateLateAnswersNeverFreeTheProbe: answers to requests that left
+// before the hold began (a late 429, a late 503, a late 401, a late
+// permanent failure) never let a second probe out while one is in flight,
+// whatever time they name.
+func TestGateLateAnswersNeverFreeTheProbe(t *testing.T) {
+	late := []struct {
+		name    string
+		success bool
+		reason  retry.HoldReason
+		until   time.Duration // from the probe's start
+	}{
+		{name: "late throttle ending earlier", reason: retry.HoldThrottle, until: time.Second},
+		{name: "late throttle ending later", reason: retry.HoldThrottle, until: time.Minute},
+		{name: "late outage", reason: retry.HoldOutage, until: time.Second},
+		{name: "late unauthorized", reason: retry.HoldUnauthorized, until: time.Second},
+		{name: "late permanent failure", reason: retry.HoldNone},
+		{name: "late success", success: true},
+	}
+	for _, tt := range late {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const n = 4
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				h := newHalfOpen(t, ctx, n)
+				stale := retry.Pass{} // passed the open gate before the hold
+
+				h.gate.Report(stale, tt.success, tt.reason, h.clock.Now().Add(tt.until))
+				synctest.Wait()
+				assert.Empty(t, passed(h.results), "nobody passes while the probe is out")
+				h.clock.Advance(2 * time.Minute)
+				synctest.Wait()
+				assert.Empty(t, passed(h.results), "nobody passes while the probe is out, whatever time the late answer named")
+				reason, _ := h.gate.State()
+				assert.Equal(t, retry.HoldThrottle, reason)
+
+				assert.True(t, h.release(true), "the probe's success opens the gate")
+				synctest.Wait()
+				h.expectAllPass(t, n-1)
+			})
+		})
+	}
+}
+
+// TestGateOutage: an outage hold counts its failed probes for the probe
+// schedule, and any success, the probe's or a late one, ends it.
+func TestGateOutage(t *testing.T) {
+	clock := retrytest.NewClock(t0)
+	g := retry.NewGate(clock)
+	tr := g.Hold(retry.HoldOutage, t0.Add(time.Second))
+	assert.Equal(t, retry.HoldOutage, tr.Began)
+
+	clock.Advance(time.Second)
+	pass, err := g.Acquire(context.Background(), nil, nil)
+	require.NoError(t, err)
+	assert.True(t, pass.Probe)
+	assert.Equal(t, retry.HoldOutage, pass.Held)
+	assert.Equal(t, 1, pass.HoldFailures, "the failure that began the hold")
+
+	assert.Equal(t, retry.Transition{}, g.Report(pass, false, retry.HoldOutage, clock.Now().Add(2*time.Second)))
+	clock.Advance(2 * time.Second)
+	pass, err = g.Acquire(context.Background(), nil, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 2, pass.HoldFailures, "one failed probe more")
+
+	// A late 503 neither extends the hold nor counts.
+	g.Report(retry.Pass{}, false, retry.HoldOutage, clock.Now().Add(time.Hour))
+	_, remaining := g.State()
+	assert.Equal(t, time.Duration(0), remaining)
+
+	// A late success shows the destination up: the hold ends.
+	assert.Equal(t, retry.Transition{Ended: retry.HoldOutage}, g.Report(retry.Pass{}, true, retry.HoldNone, time.Time{}))
+	reason, _ := g.State()
+	assert.Equal(t, retry.HoldNone, reason)
+	// The probe's answer after that says nothing new.
+	assert.Equal(t, retry.Transition{}, g.Report(pass, true, retry.HoldNone, time.Time{}))
+}
+
+func TestHoldReasonString(t *testing.T) {
+	assert.Equal(t, []string{"none", "throttle", "outage", "unauthorized"},
+		[]string{retry.HoldNone.String(), retry.HoldThrottle.String(), retry.HoldOutage.String(), retry.HoldUnauthorized.String()})
 }
 
 func TestGateAcquireDeadline(t *testing.T) {
@@ -199,7 +311,7 @@ func TestGateAcquireDeadline(t *testing.T) {
 	}{
 		{
 			name:     "deadline before the window end",
-			setup:    func(_ *retrytest.Clock, g *retry.Gate) { g.Throttle(t0.Add(10 * time.Second)) },
+			setup:    func(_ *retrytest.Clock, g *retry.Gate) { throttle(g, t0.Add(10 * time.Second)) },
 			deadline: 3 * time.Second,
 			advance:  3 * time.Second,
 			want:     acquired{err: retry.ErrGateDeadline},
@@ -207,13 +319,13 @@ func TestGateAcquireDeadline(t *testing.T) {
 		},
 		{
 			name:     "deadline already past",
-			setup:    func(_ *retrytest.Clock, g *retry.Gate) { g.Throttle(t0.Add(10 * time.Second)) },
+			setup:    func(_ *retrytest.Clock, g *retry.Gate) { throttle(g, t0.Add(10 * time.Second)) },
 			deadline: -time.Second,
 			want:     acquired{err: retry.ErrGateDeadline},
 		},
 		{
 			name:     "deadline after the window end",
-			setup:    func(_ *retrytest.Clock, g *retry.Gate) { g.Throttle(t0.Add(10 * time.Second)) },
+			setup:    func(_ *retrytest.Clock, g *retry.Gate) { throttle(g, t0.Add(10 * time.Second)) },
 			deadline: time.Minute,
 			advance:  10 * time.Second,
 			want:     acquired{probe: true},
@@ -221,7 +333,7 @@ func TestGateAcquireDeadline(t *testing.T) {
 		},
 		{
 			name:     "deadline at the window end",
-			setup:    func(_ *retrytest.Clock, g *retry.Gate) { g.Throttle(t0.Add(10 * time.Second)) },
+			setup:    func(_ *retrytest.Clock, g *retry.Gate) { throttle(g, t0.Add(10 * time.Second)) },
 			deadline: 10 * time.Second,
 			advance:  10 * time.Second,
 			want:     acquired{probe: true},
@@ -230,8 +342,8 @@ func TestGateAcquireDeadline(t *testing.T) {
 		{
 			name: "deadline while another sender holds the probe",
 			setup: func(clock *retrytest.Clock, g *retry.Gate) {
-				g.Throttle(t0)
-				_, _ = g.Acquire(context.Background(), time.Time{}, nil) // takes the probe
+				throttle(g, t0)
+				_, _ = g.Acquire(context.Background(), nil, nil) // takes the probe
 			},
 			deadline: 2 * time.Second,
 			advance:  2 * time.Second,
@@ -271,7 +383,7 @@ func TestGateAcquireContextCancelled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clock := retrytest.NewClock(t0)
 		g := retry.NewGate(clock)
-		g.Throttle(t0.Add(time.Hour))
+		throttle(g, t0.Add(time.Hour))
 		ctx, cancel := context.WithCancel(context.Background())
 		var blocked atomic.Int32
 		results := senders(ctx, g, 3, time.Time{}, &blocked)
@@ -287,7 +399,7 @@ func TestGateAcquireContextCancelled(t *testing.T) {
 		}
 		assert.Zero(t, clock.Pending(), "every timer was released")
 		assert.Equal(t, t0, clock.Now())
-		closed, remaining := g.State()
+		closed, remaining := held(g)
 		assert.True(t, closed, "leaving does not open the gate")
 		assert.Equal(t, time.Hour, remaining)
 	})
@@ -297,19 +409,19 @@ func TestGateState(t *testing.T) {
 	clock := retrytest.NewClock(t0)
 	g := retry.NewGate(clock)
 	state := func() [2]any {
-		closed, remaining := g.State()
+		closed, remaining := held(g)
 		return [2]any{closed, remaining}
 	}
 
 	assert.Equal(t, [2]any{false, time.Duration(0)}, state(), "a new gate is open")
 
-	assert.True(t, g.Throttle(t0.Add(10*time.Second)))
+	assert.True(t, throttle(g, t0.Add(10*time.Second)))
 	assert.Equal(t, [2]any{true, 10 * time.Second}, state())
 
-	assert.False(t, g.Throttle(t0.Add(5*time.Second)), "an earlier end does not shorten the window")
+	assert.False(t, throttle(g, t0.Add(5*time.Second)), "an earlier end does not shorten the window")
 	assert.Equal(t, [2]any{true, 10 * time.Second}, state())
 
-	assert.False(t, g.Throttle(t0.Add(20*time.Second)), "a later end extends the window")
+	assert.False(t, throttle(g, t0.Add(20*time.Second)), "a later end extends the window")
 	assert.Equal(t, [2]any{true, 20 * time.Second}, state())
 
 	clock.Advance(4 * time.Second)
@@ -318,13 +430,13 @@ func TestGateState(t *testing.T) {
 	clock.Advance(time.Minute)
 	assert.Equal(t, [2]any{true, time.Duration(0)}, state(), "closed until a probe succeeds, even past the end")
 
-	probe, err := g.Acquire(context.Background(), time.Time{}, nil)
+	pass, err := g.Acquire(context.Background(), nil, nil)
 	require.NoError(t, err)
-	require.True(t, probe)
-	assert.True(t, g.Release(true))
+	require.True(t, pass.Probe)
+	assert.Equal(t, retry.HoldThrottle, g.Report(pass, true, retry.HoldNone, time.Time{}).Ended)
 	assert.Equal(t, [2]any{false, time.Duration(0)}, state())
 
-	assert.True(t, g.Throttle(clock.Now().Add(time.Second)), "a throttle after the window ended starts a new one")
+	assert.True(t, throttle(g, clock.Now().Add(time.Second)), "a throttle after the window ended starts a new one")
 	assert.Equal(t, [2]any{true, time.Second}, state())
 }
 
@@ -338,10 +450,10 @@ func TestGatesSharesOneGatePerURL(t *testing.T) {
 	assert.Same(t, a, a2, "one gate per URL")
 	assert.NotSame(t, a, b, "another URL, another gate")
 
-	a.Throttle(t0.Add(time.Minute))
-	closed, _ := a2.State()
+	throttle(a, t0.Add(time.Minute))
+	closed, _ := held(a2)
 	assert.True(t, closed, "a throttle is seen by every holder")
-	closed, _ = b.State()
+	closed, _ = held(b)
 	assert.False(t, closed)
 
 	releaseA()
@@ -354,7 +466,7 @@ func TestGatesSharesOneGatePerURL(t *testing.T) {
 	a4, releaseA4 := gates.Get("https://a.example:4318/v1/traces", clock)
 	defer releaseA4()
 	assert.NotSame(t, a, a4, "freed after every release; a new gate starts open")
-	closed, _ = a4.State()
+	closed, _ = held(a4)
 	assert.False(t, closed)
 
 	releaseB()

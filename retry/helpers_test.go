@@ -127,12 +127,24 @@ func (r *recorder) outcomes() []string {
 	return out
 }
 
-// defaultPolicy is the documented configuration with halting on 401.
+// defaultPolicy is the documented configuration: hold on 401.
 func defaultPolicy() retry.Policy {
 	return retry.Policy{
 		Backoff:            retry.NewDefaultBackoffConfig(),
 		RetryAfter:         retry.NewDefaultRetryAfterConfig(),
-		HaltOnUnauthorized: true,
+		Unauthorized:       retry.NewDefaultUnauthorizedConfig(),
+		Outage:             retry.NewDefaultOutageConfig(),
+		HoldOnUnauthorized: true,
+	}
+}
+
+// othersSucceed wraps send so that, while each attempt is in flight, a
+// request of another sender to the same destination succeeds: the
+// destination is shown to be up, and a failure is the payload's own.
+func othersSucceed(g *retry.Gate, send retry.SendFunc) retry.SendFunc {
+	return func(ctx context.Context, attempt int) retry.Response {
+		g.Report(retry.Pass{}, true, retry.HoldNone, time.Time{})
+		return send(ctx, attempt)
 	}
 }
 

@@ -65,24 +65,30 @@ func (d *destination) snapshot() (requests []request, finished []int) {
 }
 
 // TestLoopGateConcurrentPayloads: five payloads share a destination that
-// answers its first request with 429 Retry-After 20. Nobody sends inside the
-// window; at its end exactly one request (the probe) goes out, and the
-// others only after it succeeded.
+// answers its first request with a 429, a 401 or a 503. Nobody sends inside
+// the hold; at its end exactly one request (the probe) goes out, and the
+// others only after it succeeded. Nobody is dropped.
 func TestLoopGateConcurrentPayloads(t *testing.T) {
 	tests := []struct {
 		name    string
 		answers []retry.Response // before the probe that succeeds
-		windows int              // 20s windows the payloads sit through
+		hold    retry.HoldReason // what the gate holds for
+		windows []time.Duration  // the holds the payloads sit through
 	}{
-		{name: "probe succeeds", answers: []retry.Response{withRetryAfter(429, "20")}, windows: 1},
-		{name: "probe throttled again", answers: []retry.Response{withRetryAfter(429, "20"), withRetryAfter(429, "20")}, windows: 2},
+		{name: "throttle: probe succeeds", answers: []retry.Response{withRetryAfter(429, "20")}, hold: retry.HoldThrottle, windows: []time.Duration{20 * time.Second}},
+		{name: "throttle: probe throttled again", answers: times(2, withRetryAfter(429, "20")), hold: retry.HoldThrottle, windows: repeatDur(2, 20*time.Second)},
+		{name: "unauthorized: probe accepted", answers: []retry.Response{resp(401)}, hold: retry.HoldUnauthorized, windows: []time.Duration{20 * time.Second}},
+		{name: "unauthorized: probes refused twice", answers: times(3, resp(401)), hold: retry.HoldUnauthorized, windows: repeatDur(3, 20*time.Second)},
+		{name: "outage: probe succeeds", answers: []retry.Response{resp(503)}, hold: retry.HoldOutage, windows: []time.Duration{time.Second}},
+		{name: "outage: probes fail, the interval grows", answers: times(4, resp(503)), hold: retry.HoldOutage, windows: []time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				const n = 5
-				window := 20 * time.Second
-				h := newHarness(retrytest.NewClock(t0), defaultPolicy(), 0)
+				policy := defaultPolicy()
+				policy.Unauthorized.ProbeInterval = 20 * time.Second
+				h := newHarness(retrytest.NewClock(t0), policy, 0)
 				dest := &destination{clock: h.clock, answers: tt.answers, hold: make(chan struct{}), held: make(chan int, 1)}
 				var once sync.Once
 				letProbeFinish := func() { once.Do(func() { close(dest.hold) }) }
@@ -94,9 +100,9 @@ func TestLoopGateConcurrentPayloads(t *testing.T) {
 				// Payload 0 meets the 429 and waits at the gate.
 				go run(0)
 				require.True(t, h.clock.WaitForTimers(1, time.Minute))
-				closed, remaining := h.gate.State()
-				assert.True(t, closed)
-				assert.Equal(t, window, remaining)
+				reason, remaining := h.gate.State()
+				assert.Equal(t, tt.hold, reason)
+				assert.Equal(t, tt.windows[0], remaining)
 
 				// The others find the gate closed and wait too, unsent.
 				for p := 1; p < n; p++ {
@@ -110,30 +116,33 @@ func TestLoopGateConcurrentPayloads(t *testing.T) {
 
 				// Each throttled probe keeps everybody out for another window.
 				end := t0
-				for w := range tt.windows {
+				ends := map[time.Time]bool{t0: true}
+				for w, window := range tt.windows {
 					end = end.Add(window)
-					h.clock.Advance(window - time.Second)
+					ends[end] = true
+					h.clock.Advance(window - time.Millisecond)
 					synctest.Wait()
 					reqs, _ = dest.snapshot()
 					assert.Len(t, reqs, 1+w, "no request inside window %d", w+1)
 
-					h.clock.Advance(time.Second)
+					h.clock.Advance(time.Millisecond)
 					synctest.Wait()
 					reqs, _ = dest.snapshot()
 					require.Len(t, reqs, 2+w, "exactly one request at the end of window %d", w+1)
 					assert.Equal(t, end, reqs[1+w].at)
-					if w+1 < tt.windows {
-						assert.Equal(t, n, h.clock.Pending(), "the throttled probe closed the gate again")
-					}
 				}
 
 				// The last probe is in flight: everybody else stays out.
 				probe := <-dest.held
 				synctest.Wait()
 				reqs, _ = dest.snapshot()
-				assert.Len(t, reqs, 1+tt.windows, "no other request while the probe is in flight")
+				assert.Len(t, reqs, 1+len(tt.windows), "no other request while the probe is in flight")
 				assert.EqualValues(t, n-1, h.loop.Waiting(), "the others still wait at the gate")
-				assert.Equal(t, n-1, h.clock.Pending(), "they wait for the probe, or at most until their throttle budget ends")
+				wantTimers := 0 // they wait for the probe's outcome, not for a time
+				if tt.hold == retry.HoldThrottle {
+					wantTimers = n - 1 // or at most until their throttle budget ends
+				}
+				assert.Equal(t, wantTimers, h.clock.Pending())
 
 				letProbeFinish()
 				synctest.Wait()
@@ -149,7 +158,7 @@ func TestLoopGateConcurrentPayloads(t *testing.T) {
 				assert.Equal(t, probe, reqs[probeIdx].payload)
 				assert.Equal(t, probeIdx, finished[probeIdx], "the probe's answer came back before any later request")
 				for i, r := range reqs {
-					assert.Zero(t, r.at.Sub(t0)%window, "request %d sent inside a window, at %s", i, r.at.Sub(t0))
+					assert.True(t, ends[r.at], "request %d sent inside a window, at %s", i, r.at.Sub(t0))
 					if i > probeIdx {
 						assert.Equal(t, end, r.at)
 						assert.Equal(t, 200, r.status)
@@ -158,11 +167,14 @@ func TestLoopGateConcurrentPayloads(t *testing.T) {
 				for i := probeIdx + 1; i < len(reqs); i++ {
 					assert.NotEqual(t, probe, reqs[i].payload, "the probe sent once after the window")
 				}
-				assert.Len(t, h.events.of(retry.EventWindowStart), 1, "one window, extended by the throttled probes")
-				assert.Len(t, h.events.of(retry.EventWindowEnd), 1)
+				starts, endEvents := h.events.of(retry.EventHoldStart), h.events.of(retry.EventHoldEnd)
+				require.Len(t, starts, 1, "one hold, renewed by each failed probe")
+				assert.Equal(t, tt.hold, starts[0].Held)
+				require.Len(t, endEvents, 1)
+				assert.Equal(t, tt.hold, endEvents[0].Held)
 				assert.Zero(t, h.loop.Waiting())
-				closed, _ = h.gate.State()
-				assert.False(t, closed)
+				reason, _ = h.gate.State()
+				assert.Equal(t, retry.HoldNone, reason)
 			})
 		})
 	}

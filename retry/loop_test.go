@@ -31,10 +31,11 @@ func TestLoopRun(t *testing.T) {
 	tests := []struct {
 		name         string
 		policy       func(*retry.Policy) // changes to defaultPolicy, if any
+		up           bool                // other senders succeed meanwhile: the destination is up
 		random       float64             // what the jitter source returns
 		responses    []retry.Response    // the last one repeats
 		wantKind     retry.OutcomeKind
-		wantReason   string
+		wantReason   retry.DropReason
 		wantAttempts int
 		wantWaits    []time.Duration
 		wantOutcomes []string // Event.Outcome of each attempt
@@ -55,11 +56,12 @@ func TestLoopRun(t *testing.T) {
 				assert.Equal(t, retry.ActionSuccess, attempt.Action)
 				assert.Equal(t, "200", attempt.Reason)
 				assert.Empty(t, attempt.Path)
-				assert.Empty(t, h.events.of(retry.EventWindowStart))
+				assert.Empty(t, h.events.of(retry.EventHoldStart))
 			},
 		},
 		{
 			name:         "503 four times then 200 waits 1s 2s 4s 8s without jitter",
+			up:           true,
 			responses:    concat(times(4, resp(503)), []retry.Response{resp(200)}),
 			wantKind:     retry.Delivered,
 			wantAttempts: 5,
@@ -71,11 +73,12 @@ func TestLoopRun(t *testing.T) {
 					assert.Equal(t, retry.ParsedMissing, e.RetryAfter.Result, "attempt %d", i+1)
 					assert.Equal(t, time.Second<<i, e.Delay, "attempt %d", i+1)
 				}
-				assert.Empty(t, h.events.of(retry.EventWindowStart), "the backoff path never closes the gate")
+				assert.Empty(t, h.events.of(retry.EventHoldStart), "the backoff path never closes the gate")
 			},
 		},
 		{
 			name:         "503 four times then 200 with half jitter adds 250ms to each wait",
+			up:           true,
 			random:       0.5,
 			responses:    concat(times(4, resp(503)), []retry.Response{resp(200)}),
 			wantKind:     retry.Delivered,
@@ -85,6 +88,7 @@ func TestLoopRun(t *testing.T) {
 		},
 		{
 			name:         "503 five times exhausts the retries",
+			up:           true,
 			responses:    []retry.Response{resp(503)},
 			wantKind:     retry.Dropped,
 			wantReason:   retry.DropRetriesExhausted,
@@ -100,6 +104,7 @@ func TestLoopRun(t *testing.T) {
 		},
 		{
 			name:         "max_attempts 1 never retries",
+			up:           true,
 			policy:       func(p *retry.Policy) { p.Backoff.MaxAttempts = 1 },
 			responses:    []retry.Response{resp(503)},
 			wantKind:     retry.Dropped,
@@ -120,19 +125,19 @@ func TestLoopRun(t *testing.T) {
 			check: func(t *testing.T, h *harness, _ retry.Outcome) {
 				e := h.events.of(retry.EventAttempt)[0]
 				assert.Equal(t, retry.PathRateLimit, e.Path)
-				assert.Equal(t, retry.SourceHeader, e.DelaySource)
+				assert.Equal(t, retry.SourceHeader, e.Source)
 				assert.Equal(t, 7*time.Second, e.Delay)
 				assert.Equal(t, t0.Add(7*time.Second), e.Until)
 				assert.Equal(t, "429", e.Reason)
 				require.NotNil(t, e.RetryAfter)
 				assert.Equal(t, retry.RetryAfter{Result: retry.ParsedSeconds, Raw: "7", Delay: 7 * time.Second}, *e.RetryAfter)
 
-				starts := h.events.of(retry.EventWindowStart)
+				starts := h.events.of(retry.EventHoldStart)
 				require.Len(t, starts, 1)
 				assert.Equal(t, t0.Add(7*time.Second), starts[0].Until)
-				assert.Len(t, h.events.of(retry.EventWindowEnd), 1, "the probe's success ends the window")
-				closed, _ := h.gate.State()
-				assert.False(t, closed)
+				assert.Len(t, h.events.of(retry.EventHoldEnd), 1, "the probe's success ends the window")
+				reason, _ := h.gate.State()
+				assert.Equal(t, retry.HoldNone, reason)
 			},
 		},
 		{
@@ -154,18 +159,20 @@ func TestLoopRun(t *testing.T) {
 		},
 		{
 			name:         "rate-limit retries do not spend backoff attempts",
+			up:           true,
 			responses:    concat(times(10, withRetryAfter(429, "1")), times(4, resp(503)), []retry.Response{resp(200)}),
 			wantKind:     retry.Delivered,
 			wantAttempts: 15,
 			wantWaits:    append(repeatDur(10, time.Second), 1*time.Second, 2*time.Second, 4*time.Second, 8*time.Second),
 			wantOutcomes: append(append(repeatStr(10, "throttled"), repeatStr(4, "retryable")...), "success"),
 			check: func(t *testing.T, h *harness, _ retry.Outcome) {
-				assert.Len(t, h.events.of(retry.EventWindowStart), 1, "one window, extended by each 429")
-				assert.Len(t, h.events.of(retry.EventWindowEnd), 1)
+				assert.Len(t, h.events.of(retry.EventHoldStart), 1, "one window, extended by each 429")
+				assert.Len(t, h.events.of(retry.EventHoldEnd), 1)
 			},
 		},
 		{
 			name:         "backoff failures add up across a rate-limit retry",
+			up:           true,
 			responses:    concat(times(2, resp(503)), []retry.Response{withRetryAfter(429, "1")}, times(3, resp(503))),
 			wantKind:     retry.Dropped,
 			wantReason:   retry.DropRetriesExhausted,
@@ -182,7 +189,7 @@ func TestLoopRun(t *testing.T) {
 			wantOutcomes: []string{"throttled", "success"},
 			check: func(t *testing.T, h *harness, _ retry.Outcome) {
 				e := h.events.of(retry.EventAttempt)[0]
-				assert.Equal(t, retry.SourceDefault, e.DelaySource)
+				assert.Equal(t, retry.SourceDefault, e.Source)
 				assert.Equal(t, retry.ParsedMissing, e.RetryAfter.Result)
 			},
 		},
@@ -194,7 +201,7 @@ func TestLoopRun(t *testing.T) {
 			wantWaits:    []time.Duration{5 * time.Second},
 			wantOutcomes: []string{"throttled", "success"},
 			check: func(t *testing.T, h *harness, _ retry.Outcome) {
-				assert.Equal(t, retry.SourceDefault, h.events.of(retry.EventAttempt)[0].DelaySource)
+				assert.Equal(t, retry.SourceDefault, h.events.of(retry.EventAttempt)[0].Source)
 			},
 		},
 		{
@@ -224,7 +231,7 @@ func TestLoopRun(t *testing.T) {
 			wantOutcomes: []string{"throttled", "success"},
 			check: func(t *testing.T, h *harness, _ retry.Outcome) {
 				e := h.events.of(retry.EventAttempt)[0]
-				assert.Equal(t, retry.SourceCapped, e.DelaySource)
+				assert.Equal(t, retry.SourceCapped, e.Source)
 				assert.True(t, e.RetryAfter.Capped)
 				assert.Equal(t, 300*time.Second, e.Delay)
 			},
@@ -239,12 +246,13 @@ func TestLoopRun(t *testing.T) {
 			check: func(t *testing.T, h *harness, _ retry.Outcome) {
 				e := h.events.of(retry.EventAttempt)[0]
 				assert.Equal(t, retry.PathRateLimit, e.Path)
-				assert.Equal(t, retry.SourceHeader, e.DelaySource)
-				assert.Len(t, h.events.of(retry.EventWindowStart), 1)
+				assert.Equal(t, retry.SourceHeader, e.Source)
+				assert.Len(t, h.events.of(retry.EventHoldStart), 1)
 			},
 		},
 		{
 			name:         "503 with an invalid Retry-After takes the backoff path",
+			up:           true,
 			responses:    []retry.Response{withRetryAfter(503, "soon"), resp(200)},
 			wantKind:     retry.Delivered,
 			wantAttempts: 2,
@@ -254,8 +262,8 @@ func TestLoopRun(t *testing.T) {
 				e := h.events.of(retry.EventAttempt)[0]
 				assert.Equal(t, retry.PathBackoff, e.Path)
 				assert.Equal(t, retry.ParsedInvalid, e.RetryAfter.Result)
-				assert.Empty(t, e.DelaySource)
-				assert.Empty(t, h.events.of(retry.EventWindowStart))
+				assert.Empty(t, e.Source)
+				assert.Empty(t, h.events.of(retry.EventHoldStart))
 			},
 		},
 		{
@@ -319,6 +327,7 @@ func TestLoopRun(t *testing.T) {
 		},
 		{
 			name:         "override turns 400 into a retry",
+			up:           true,
 			policy:       func(p *retry.Policy) { p.Overrides = map[int]retry.Action{400: retry.ActionRetry} },
 			responses:    []retry.Response{resp(400), resp(200)},
 			wantKind:     retry.Delivered,
@@ -328,6 +337,7 @@ func TestLoopRun(t *testing.T) {
 		},
 		{
 			name:         "connection refused is retried on the backoff path",
+			up:           true,
 			responses:    []retry.Response{transportErr(refused), resp(200)},
 			wantKind:     retry.Delivered,
 			wantAttempts: 2,
@@ -342,6 +352,7 @@ func TestLoopRun(t *testing.T) {
 		},
 		{
 			name:         "network errors exhaust the retries",
+			up:           true,
 			responses:    []retry.Response{transportErr(refused)},
 			wantKind:     retry.Dropped,
 			wantReason:   retry.DropRetriesExhausted,
@@ -361,12 +372,110 @@ func TestLoopRun(t *testing.T) {
 			},
 		},
 		{
-			name:         "401 drops and halts",
+			name:         "a destination that is down holds the payload at the gate: one probe per backoff interval, nothing dropped",
+			responses:    concat(times(7, resp(503)), []retry.Response{resp(200)}),
+			wantKind:     retry.Delivered,
+			wantAttempts: 8,
+			wantWaits:    []time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 30 * time.Second, 30 * time.Second},
+			wantOutcomes: append(repeatStr(7, "retryable"), "success"),
+			check: func(t *testing.T, h *harness, _ retry.Outcome) {
+				for i, e := range h.events.of(retry.EventAttempt)[:7] {
+					assert.Equal(t, retry.PathOutage, e.Path, "attempt %d", i+1)
+					assert.Equal(t, retry.HoldOutage, e.Hold, "attempt %d", i+1)
+					assert.Equal(t, i > 0, e.Probe, "attempt %d: every attempt after the first is the gate's probe", i+1)
+				}
+				starts := h.events.of(retry.EventHoldStart)
+				require.Len(t, starts, 1, "one outage")
+				assert.Equal(t, retry.HoldOutage, starts[0].Held)
+				ends := h.events.of(retry.EventHoldEnd)
+				require.Len(t, ends, 1)
+				assert.Equal(t, retry.HoldOutage, ends[0].Held)
+			},
+		},
+		{
+			name:         "connection refused for minutes costs no attempt: the probe interval stops at max_interval",
+			responses:    concat(times(10, transportErr(refused)), []retry.Response{resp(200)}),
+			wantKind:     retry.Delivered,
+			wantAttempts: 11,
+			wantWaits:    append([]time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second}, repeatDur(5, 30*time.Second)...),
+			wantOutcomes: append(repeatStr(10, "network_error"), "success"),
+		},
+		{
+			name:         "outage probes are jittered like backoff waits",
+			random:       0.5,
+			responses:    concat(times(3, transportErr(refused)), []retry.Response{resp(200)}),
+			wantKind:     retry.Delivered,
+			wantAttempts: 4,
+			wantWaits:    []time.Duration{1250 * ms, 2250 * ms, 4250 * ms},
+			wantOutcomes: append(repeatStr(3, "network_error"), "success"),
+		},
+		{
+			name:         "outage::max_duration drops a payload whose outage lasts that long",
+			policy:       func(p *retry.Policy) { p.Outage.MaxDuration = 10 * time.Second },
+			responses:    []retry.Response{resp(503)},
+			wantKind:     retry.Dropped,
+			wantReason:   retry.DropOutageExhausted,
+			wantAttempts: 4,
+			wantWaits:    []time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second, 3 * time.Second},
+			wantOutcomes: repeatStr(4, "retryable"),
+			check: func(t *testing.T, _ *harness, out retry.Outcome) {
+				assert.ErrorIs(t, out.Err, retry.ErrGateDeadline)
+			},
+		},
+		{
+			name:         "a throttle that turns into an outage starts the outage schedule afresh",
+			responses:    concat(times(3, withRetryAfter(429, "10")), times(2, resp(503)), []retry.Response{resp(200)}),
+			wantKind:     retry.Delivered,
+			wantAttempts: 6,
+			wantWaits:    []time.Duration{10 * time.Second, 10 * time.Second, 10 * time.Second, 1 * time.Second, 2 * time.Second},
+			wantOutcomes: append(append(repeatStr(3, "throttled"), repeatStr(2, "retryable")...), "success"),
+			check: func(t *testing.T, h *harness, _ retry.Outcome) {
+				starts := h.events.of(retry.EventHoldStart)
+				require.Len(t, starts, 2)
+				assert.Equal(t, retry.HoldThrottle, starts[0].Held)
+				assert.Equal(t, retry.HoldOutage, starts[1].Held)
+			},
+		},
+		{
+			name:         "401 holds the destination and probes every probe_interval until accepted",
+			responses:    []retry.Response{resp(401), resp(401), resp(401), resp(200)},
+			wantKind:     retry.Delivered,
+			wantAttempts: 4,
+			wantWaits:    repeatDur(3, time.Minute),
+			wantOutcomes: []string{"unauthorized", "unauthorized", "unauthorized", "success"},
+			check: func(t *testing.T, h *harness, _ retry.Outcome) {
+				for i, e := range h.events.of(retry.EventAttempt)[:3] {
+					assert.Equal(t, retry.PathUnauthorized, e.Path, "attempt %d", i+1)
+					assert.Equal(t, time.Minute, e.Delay, "attempt %d", i+1)
+				}
+				starts := h.events.of(retry.EventHoldStart)
+				require.Len(t, starts, 1, "the hold is reported once, not per probe")
+				assert.Equal(t, retry.HoldUnauthorized, starts[0].Held)
+				ends := h.events.of(retry.EventHoldEnd)
+				require.Len(t, ends, 1)
+				assert.Equal(t, retry.HoldUnauthorized, ends[0].Held)
+			},
+		},
+		{
+			name:         "401 with a longer probe_interval",
+			policy:       func(p *retry.Policy) { p.Unauthorized.ProbeInterval = 5 * time.Minute },
+			responses:    []retry.Response{resp(401), resp(200)},
+			wantKind:     retry.Delivered,
+			wantAttempts: 2,
+			wantWaits:    []time.Duration{5 * time.Minute},
+			wantOutcomes: []string{"unauthorized", "success"},
+		},
+		{
+			name:         "401 with on_unauthorized drop drops the payload",
+			policy:       func(p *retry.Policy) { p.HoldOnUnauthorized = false },
 			responses:    []retry.Response{resp(401)},
 			wantKind:     retry.Dropped,
-			wantReason:   retry.DropUnauthorizedHalt,
+			wantReason:   retry.DropUnauthorized,
 			wantAttempts: 1,
 			wantOutcomes: []string{"unauthorized"},
+			check: func(t *testing.T, h *harness, _ retry.Outcome) {
+				assert.Empty(t, h.events.of(retry.EventHoldStart), "drop mode never holds the destination")
+			},
 		},
 	}
 	for _, tt := range tests {
@@ -377,8 +486,12 @@ func TestLoopRun(t *testing.T) {
 			}
 			h := newHarness(retrytest.NewAutoClock(t0), policy, tt.random)
 			s := newScript(tt.responses...)
+			send := s.send
+			if tt.up {
+				send = othersSucceed(h.gate, send)
+			}
 
-			out := h.loop.Run(context.Background(), s.send)
+			out := h.loop.Run(context.Background(), send)
 
 			assert.Equal(t, tt.wantKind, out.Kind, "outcome %v: %v", out.Kind, out.Err)
 			assert.Equal(t, tt.wantReason, out.Reason)
@@ -420,15 +533,15 @@ func TestEventOutcome(t *testing.T) {
 		event retry.Event
 		want  string
 	}{
-		{name: "2xx", event: retry.Event{Action: retry.ActionSuccess, Response: resp(200)}, want: "success"},
-		{name: "503 on the backoff path", event: retry.Event{Action: retry.ActionRetry, Response: resp(503), Path: retry.PathBackoff}, want: "retryable"},
-		{name: "503 with nothing left", event: retry.Event{Action: retry.ActionRetry, Response: resp(503)}, want: "retryable"},
-		{name: "429 on the rate-limit path", event: retry.Event{Action: retry.ActionRetry, Response: resp(429), Throttled: true, Path: retry.PathRateLimit}, want: "throttled"},
-		{name: "429 with the rate-limit budget spent", event: retry.Event{Action: retry.ActionRetry, Response: resp(429), Throttled: true}, want: "throttled"},
-		{name: "400", event: retry.Event{Action: retry.ActionDrop, Response: resp(400)}, want: "permanent"},
-		{name: "refused certificate", event: retry.Event{Action: retry.ActionDrop, Response: transportErr(errors.New("x509"))}, want: "permanent"},
-		{name: "no response", event: retry.Event{Action: retry.ActionRetry, Response: transportErr(errors.New("refused")), Path: retry.PathBackoff}, want: "network_error"},
-		{name: "401", event: retry.Event{Action: retry.ActionUnauthorized, Response: resp(401)}, want: "unauthorized"},
+		{name: "2xx", event: retry.Event{Decision: retry.Decision{Action: retry.ActionSuccess}, Response: resp(200)}, want: "success"},
+		{name: "503 on the backoff path", event: retry.Event{Decision: retry.Decision{Action: retry.ActionRetry, Path: retry.PathBackoff}, Response: resp(503)}, want: "retryable"},
+		{name: "503 with nothing left", event: retry.Event{Decision: retry.Decision{Action: retry.ActionRetry}, Response: resp(503)}, want: "retryable"},
+		{name: "429 on the rate-limit path", event: retry.Event{Decision: retry.Decision{Action: retry.ActionRetry, Throttled: true, Path: retry.PathRateLimit}, Response: resp(429)}, want: "throttled"},
+		{name: "429 with the rate-limit budget spent", event: retry.Event{Decision: retry.Decision{Action: retry.ActionRetry, Throttled: true}, Response: resp(429)}, want: "throttled"},
+		{name: "400", event: retry.Event{Decision: retry.Decision{Action: retry.ActionDrop}, Response: resp(400)}, want: "permanent"},
+		{name: "refused certificate", event: retry.Event{Decision: retry.Decision{Action: retry.ActionDrop}, Response: transportErr(errors.New("x509"))}, want: "permanent"},
+		{name: "no response", event: retry.Event{Decision: retry.Decision{Action: retry.ActionRetry, Path: retry.PathBackoff}, Response: transportErr(errors.New("refused"))}, want: "network_error"},
+		{name: "401", event: retry.Event{Decision: retry.Decision{Action: retry.ActionUnauthorized}, Response: resp(401)}, want: "unauthorized"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -443,97 +556,81 @@ func TestOutcomeKindString(t *testing.T) {
 	assert.Equal(t, "interrupted", retry.Interrupted.String())
 }
 
-func TestLoopUnauthorized(t *testing.T) {
-	tests := []struct {
-		name           string
-		halt           bool
-		wantReason     string
-		wantHalted     bool
-		wantHaltEvents int
-		wantNext       retry.Outcome // the next payload's outcome (Err and Last not compared)
-		wantNextSends  int
-	}{
-		{
-			name:           "halt on unauthorized",
-			halt:           true,
-			wantReason:     retry.DropUnauthorizedHalt,
-			wantHalted:     true,
-			wantHaltEvents: 1,
-			wantNext:       retry.Outcome{Kind: retry.Dropped, Reason: retry.DropUnauthorizedHalt, Attempts: 0},
-			wantNextSends:  0,
-		},
-		{
-			name:           "keep sending after unauthorized",
-			halt:           false,
-			wantReason:     retry.DropUnauthorized,
-			wantHalted:     false,
-			wantHaltEvents: 0,
-			wantNext:       retry.Outcome{Kind: retry.Delivered, Attempts: 1},
-			wantNextSends:  1,
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			policy := defaultPolicy()
-			policy.HaltOnUnauthorized = tt.halt
-			h := newHarness(retrytest.NewAutoClock(t0), policy, 0)
+// TestLoopUnauthorizedDropMode: with on_unauthorized: drop, a 401 drops
+// its payload and later payloads are still sent.
+func TestLoopUnauthorizedDropMode(t *testing.T) {
+	policy := defaultPolicy()
+	policy.HoldOnUnauthorized = false
+	h := newHarness(retrytest.NewAutoClock(t0), policy, 0)
 
-			first := newScript(resp(401))
-			out := h.loop.Run(context.Background(), first.send)
-			assert.Equal(t, retry.Dropped, out.Kind)
-			assert.Equal(t, tt.wantReason, out.Reason)
-			assert.Equal(t, 1, out.Attempts)
-			assert.Equal(t, 1, first.calls())
-			assert.Equal(t, tt.wantHalted, h.loop.Halted())
-			assert.Empty(t, h.clock.Waits())
+	first := newScript(resp(401))
+	out := h.loop.Run(context.Background(), first.send)
+	assert.Equal(t, retry.Dropped, out.Kind)
+	assert.Equal(t, retry.DropUnauthorized, out.Reason)
+	assert.Equal(t, 1, out.Attempts)
+	assert.Empty(t, h.clock.Waits())
 
-			next := newScript(resp(200))
-			for range 3 {
-				got := h.loop.Run(context.Background(), next.send)
-				assert.Equal(t, tt.wantNext.Kind, got.Kind)
-				assert.Equal(t, tt.wantNext.Reason, got.Reason)
-				assert.Equal(t, tt.wantNext.Attempts, got.Attempts)
-				if tt.halt {
-					assert.ErrorContains(t, got.Err, "401")
-				}
-			}
-			assert.Equal(t, 3*tt.wantNextSends, next.calls(), "requests sent by later payloads")
-			assert.Len(t, h.events.of(retry.EventHalt), tt.wantHaltEvents)
-			if tt.wantHaltEvents > 0 {
-				assert.Equal(t, 401, h.events.of(retry.EventHalt)[0].Response.Status)
-			}
-		})
+	next := newScript(resp(200))
+	for range 3 {
+		got := h.loop.Run(context.Background(), next.send)
+		assert.Equal(t, retry.Delivered, got.Kind)
+		assert.Equal(t, 1, got.Attempts)
 	}
+	assert.Equal(t, 3, next.calls(), "requests sent by later payloads")
+	assert.Empty(t, h.events.of(retry.EventHoldStart))
 }
 
-// TestLoopHaltReportedOnce has two payloads get a 401 at the same time: the
-// halt is reported once.
-func TestLoopHaltReportedOnce(t *testing.T) {
-	h := newHarness(retrytest.NewAutoClock(t0), defaultPolicy(), 0)
-	const n = 4
-	var arrived sync.WaitGroup
-	arrived.Add(n)
-	release := make(chan struct{})
-	send := func(context.Context, int) retry.Response {
-		arrived.Done()
-		<-release // every payload has its request in flight
-		return resp(401)
-	}
-	outs := make(chan retry.Outcome, n)
-	for range n {
-		go func() { outs <- h.loop.Run(context.Background(), send) }()
-	}
-	arrived.Wait()
-	close(release)
-	for range n {
-		out := <-outs
-		assert.Equal(t, retry.Dropped, out.Kind)
-		assert.Equal(t, retry.DropUnauthorizedHalt, out.Reason)
-		assert.Equal(t, 1, out.Attempts)
-	}
-	assert.True(t, h.loop.Halted())
-	assert.Len(t, h.events.of(retry.EventHalt), 1)
-	assert.Len(t, h.events.of(retry.EventAttempt), n)
+// TestLoopHoldReportedOnce has four payloads get a 401 at the same time:
+// the hold is reported once, nobody is dropped, one probe goes out after
+// the probe interval, and its success lets everybody through.
+func TestLoopHoldReportedOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(retrytest.NewClock(t0), defaultPolicy(), 0)
+		const n = 4
+		var arrived sync.WaitGroup
+		arrived.Add(n)
+		release := make(chan struct{})
+		var mu sync.Mutex
+		calls := 0
+		send := func(context.Context, int) retry.Response {
+			mu.Lock()
+			calls++
+			first := calls <= n
+			mu.Unlock()
+			if !first {
+				return resp(200)
+			}
+			arrived.Done()
+			<-release // every payload has its request in flight
+			return resp(401)
+		}
+		outs := make(chan retry.Outcome, n)
+		for range n {
+			go func() { outs <- h.loop.Run(context.Background(), send) }()
+		}
+		arrived.Wait()
+		close(release)
+		synctest.Wait()
+		assert.Empty(t, outs, "nobody is dropped for a 401")
+		assert.EqualValues(t, n, h.loop.Waiting())
+		require.Len(t, h.events.of(retry.EventHoldStart), 1)
+		assert.Equal(t, retry.HoldUnauthorized, h.events.of(retry.EventHoldStart)[0].Held)
+
+		h.clock.Advance(time.Minute)
+		synctest.Wait()
+		require.Len(t, outs, n)
+		for range n {
+			out := <-outs
+			assert.Equal(t, retry.Delivered, out.Kind)
+			assert.Equal(t, 2, out.Attempts)
+		}
+		mu.Lock()
+		assert.Equal(t, 2*n, calls, "one 401 each, then the probe, then the others")
+		mu.Unlock()
+		assert.Len(t, h.events.of(retry.EventHoldStart), 1)
+		assert.Len(t, h.events.of(retry.EventHoldEnd), 1)
+		assert.Len(t, h.events.of(retry.EventAttempt), 2*n)
+	})
 }
 
 // TestLoopInterruptedDuringWait ends a long wait with Stop or with the
@@ -618,7 +715,7 @@ func TestLoopDrainAfterStop(t *testing.T) {
 		name       string
 		first      retry.Response // answer to the first drain attempt
 		wantKind   retry.OutcomeKind
-		wantReason string
+		wantReason retry.DropReason
 		wantLater  int // requests made by three later payloads answered 200
 	}{
 		{name: "503 stops the drain", first: resp(503), wantKind: retry.Interrupted, wantLater: 0},
@@ -651,8 +748,8 @@ func TestLoopDrainAfterStop(t *testing.T) {
 			}
 			assert.Equal(t, tt.wantLater, later.calls())
 			assert.Empty(t, h.clock.Waits(), "nothing waits after Stop")
-			closed, _ := h.gate.State()
-			assert.False(t, closed, "the drain never closes the gate")
+			reason, _ := h.gate.State()
+			assert.Equal(t, retry.HoldNone, reason, "the drain never makes the gate hold")
 		})
 	}
 }
@@ -721,7 +818,7 @@ func TestLoopBudgetCountsFromAClosedGate(t *testing.T) {
 		name         string
 		closedFor    time.Duration // the window another sender opened
 		wantKind     retry.OutcomeKind
-		wantReason   string
+		wantReason   retry.DropReason
 		wantAttempts int
 		wantWaits    []time.Duration
 	}{
@@ -731,7 +828,7 @@ func TestLoopBudgetCountsFromAClosedGate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(retrytest.NewAutoClock(t0), defaultPolicy(), 0)
-			h.gate.Throttle(t0.Add(tt.closedFor))
+			h.gate.Hold(retry.HoldThrottle, t0.Add(tt.closedFor))
 			s := newScript(resp(200))
 
 			out := h.loop.Run(context.Background(), s.send)
@@ -745,4 +842,30 @@ func TestLoopBudgetCountsFromAClosedGate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLoopPoisonPayload: a payload that keeps failing while requests of
+// other payloads succeed is the payload's fault, not the destination's: its
+// first failure (nothing had succeeded yet) holds at the gate, and once the
+// destination is shown up it spends its counted attempts and is dropped.
+func TestLoopPoisonPayload(t *testing.T) {
+	h := newHarness(retrytest.NewAutoClock(t0), defaultPolicy(), 0)
+	s := newScript(resp(500))
+	send := func(ctx context.Context, attempt int) retry.Response {
+		if attempt > 1 {
+			// From the second attempt on, others get through meanwhile.
+			h.gate.Report(retry.Pass{}, true, retry.HoldNone, time.Time{})
+		}
+		return s.send(ctx, attempt)
+	}
+	out := h.loop.Run(context.Background(), send)
+	assert.Equal(t, retry.Dropped, out.Kind)
+	assert.Equal(t, retry.DropRetriesExhausted, out.Reason)
+	assert.Equal(t, 6, out.Attempts, "one attempt before the destination was shown up, then max_attempts")
+	assert.Equal(t, []time.Duration{1 * time.Second, 1 * time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}, h.clock.Waits())
+	paths := []retry.Path{}
+	for _, e := range h.events.of(retry.EventAttempt) {
+		paths = append(paths, e.Path)
+	}
+	assert.Equal(t, []retry.Path{retry.PathOutage, retry.PathBackoff, retry.PathBackoff, retry.PathBackoff, retry.PathBackoff, retry.PathNone}, paths)
 }

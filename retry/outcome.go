@@ -28,47 +28,86 @@ func (k OutcomeKind) String() string {
 	return "interrupted"
 }
 
+// DropReason is why a payload was dropped, as the dropped_items metric
+// names it.
+type DropReason int
+
+const (
+	DropNone DropReason = iota
+	DropRetriesExhausted
+	DropThrottleBudgetExhausted
+	DropOutageExhausted
+	DropPermanentStatus
+	DropPermanentError
+	DropUnauthorized
+)
+
+var dropNames = [...]string{"", "retries_exhausted", "throttle_budget_exhausted", "outage_exhausted", "permanent_status", "permanent_error", "unauthorized"}
+
+func (r DropReason) String() string { return dropNames[r] }
+
 // Outcome is the end of one payload's run.
 type Outcome struct {
 	Kind OutcomeKind
-	// Reason is one of the Drop* constants when Kind is Dropped.
-	Reason string
+	// Reason says why, when Kind is Dropped.
+	Reason DropReason
 	// Attempts is how many requests were sent.
 	Attempts int
 	// Last is the last attempt's response.
 	Last Response
 	// Err says why the payload was dropped or interrupted.
 	Err error
+	// Shutdown is set when the run was interrupted because the loop was
+	// stopped (not because the caller's context ended).
+	Shutdown bool
 }
 
-func dropped(reason string, attempts int, last Response, err error) Outcome {
-	return Outcome{Kind: Dropped, Reason: reason, Attempts: attempts, Last: last, Err: err}
-}
+// Path is the retry path a scheduled retry takes.
+type Path int
 
-func interrupted(attempts int, last Response, err error) Outcome {
-	return Outcome{Kind: Interrupted, Attempts: attempts, Last: last, Err: err}
-}
+const (
+	// PathNone: no retry follows.
+	PathNone Path = iota
+	// PathRateLimit: the server's Retry-After (or the default), at the gate.
+	PathRateLimit
+	// PathBackoff: counted exponential backoff, on the payload's own.
+	PathBackoff
+	// PathOutage: the destination is down; wait at the gate for the probe.
+	PathOutage
+	// PathUnauthorized: the destination answered 401; wait at the gate.
+	PathUnauthorized
+)
+
+var pathNames = [...]string{"", "rate_limit", "backoff", "outage", "unauthorized"}
+
+func (p Path) String() string { return pathNames[p] }
+
+// DelaySource is where an applied rate-limit wait came from.
+type DelaySource int
+
+const (
+	SourceNone DelaySource = iota
+	SourceHeader
+	SourceDefault
+	SourceCapped
+)
+
+var sourceNames = [...]string{"", "header", "default", "capped"}
+
+func (s DelaySource) String() string { return sourceNames[s] }
 
 // EventKind says what an Event reports.
 type EventKind int
 
 const (
-	// EventAttempt: one attempt finished and was classified; Path and
-	// Delay say what comes next (Path is empty when nothing does).
+	// EventAttempt: one attempt finished and was decided on.
 	EventAttempt EventKind = iota
-	// EventWindowStart: a throttle window began at the destination.
-	EventWindowStart
-	// EventWindowEnd: the probe after a throttle window succeeded.
-	EventWindowEnd
-	// EventHalt: a 401 stopped all sending.
-	EventHalt
-)
-
-// Sources of an applied Retry-After wait.
-const (
-	SourceHeader  = "header"
-	SourceDefault = "default"
-	SourceCapped  = "capped"
+	// EventHoldStart: the destination's gate began holding (Held says why;
+	// Decision is the attempt's that caused it).
+	EventHoldStart
+	// EventHoldEnd: the destination's gate opened after a hold (Held says
+	// which).
+	EventHoldEnd
 )
 
 // Event is what the loop reports to its Observer.
@@ -80,23 +119,16 @@ type Event struct {
 	Response             Response
 	// Duration is how long the attempt took.
 	Duration time.Duration
-	Action   Action
-	// Reason is the status code, or the network error's reason.
-	Reason string
-	// Throttled is set when the response took the rate-limit path (a
-	// usable Retry-After, or a 429), whether or not a retry follows.
-	Throttled bool
-	// Path is PathRateLimit or PathBackoff when a retry was scheduled.
-	Path string
-	// Delay is the wait before the next attempt (jitter included), and
-	// Until the time it ends.
-	Delay time.Duration
-	Until time.Time
-	// RetryAfter is the parsed header of a retryable response, with the
-	// time parsing took; DelaySource says where a rate-limit Delay came from.
+	// Decision is what the policy made of an attempt.
+	Decision
+	// RetryAfter is the parsed header when the decision examined it, with
+	// the time parsing took.
 	RetryAfter    *RetryAfter
 	ParseDuration time.Duration
-	DelaySource   string
+	// Held is the reason of a hold that started or ended.
+	Held HoldReason
+	// Probe is set on an attempt made as the probe of a holding gate.
+	Probe bool
 }
 
 // Outcome names the attempt's outcome as the attempts metric does.

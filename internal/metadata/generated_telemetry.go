@@ -33,6 +33,7 @@ type TelemetryBuilder struct {
 	OtlpHTTPRetryDroppedItems                   metric.Int64Counter
 	OtlpHTTPRetryExportDurationSeconds          metric.Float64Histogram
 	OtlpHTTPRetryExportLatencySeconds           metric.Float64Histogram
+	OtlpHTTPRetryHeld                           metric.Int64ObservableGauge
 	OtlpHTTPRetryRetries                        metric.Int64Counter
 	OtlpHTTPRetryRetryAfterParseDurationSeconds metric.Float64Histogram
 	OtlpHTTPRetryRetryAfterParsed               metric.Int64Counter
@@ -51,6 +52,21 @@ type telemetryBuilderOptionFunc func(mb *TelemetryBuilder)
 
 func (tbof telemetryBuilderOptionFunc) apply(mb *TelemetryBuilder) {
 	tbof(mb)
+}
+
+// RegisterOtlpHTTPRetryHeldCallback sets callback for observable OtlpHTTPRetryHeld metric.
+func (builder *TelemetryBuilder) RegisterOtlpHTTPRetryHeldCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.OtlpHTTPRetryHeld, obs: o})
+		return nil
+	}, builder.OtlpHTTPRetryHeld)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
 }
 
 // RegisterOtlpHTTPRetryThrottleRemainingSecondsCallback sets callback for observable OtlpHTTPRetryThrottleRemainingSeconds metric.
@@ -169,9 +185,15 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithExplicitBucketBoundaries([]float64{0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600}...),
 	)
 	errs = errors.Join(errs, err)
+	builder.OtlpHTTPRetryHeld, err = builder.meter.Int64ObservableGauge(
+		"otelcol_otlp_http_retry_held",
+		metric.WithDescription("1 for the reason the destination's gate holds every payload right now (throttle, outage or unauthorized), 0 for the others; all 0 while the gate is open. [Alpha]"),
+		metric.WithUnit("1"),
+	)
+	errs = errors.Join(errs, err)
 	builder.OtlpHTTPRetryRetries, err = builder.meter.Int64Counter(
 		"otelcol_otlp_http_retry_retries",
-		metric.WithDescription("Number of retries scheduled, by path (rate_limit or backoff) and reason. [Alpha]"),
+		metric.WithDescription("Number of retries scheduled, by path (rate_limit, backoff, outage or unauthorized) and reason. [Alpha]"),
 		metric.WithUnit("{retry}"),
 	)
 	errs = errors.Join(errs, err)
@@ -197,19 +219,19 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.OtlpHTTPRetryThrottleRemainingSeconds, err = builder.meter.Float64ObservableGauge(
 		"otelcol_otlp_http_retry_throttle_remaining_seconds",
-		metric.WithDescription("Seconds until the throttle gate of the exporter's destination reopens; 0 when it is open. [Alpha]"),
+		metric.WithDescription("Seconds until the destination's gate lets the next request (the probe) through, whatever it holds for; 0 when it is open. [Alpha]"),
 		metric.WithUnit("s"),
 	)
 	errs = errors.Join(errs, err)
 	builder.OtlpHTTPRetryThrottled, err = builder.meter.Int64ObservableGauge(
 		"otelcol_otlp_http_retry_throttled",
-		metric.WithDescription("1 while the throttle gate of the exporter's destination is closed (the backend asked to wait), 0 while it is open. [Alpha]"),
+		metric.WithDescription("1 while the exporter's destination is held because the backend asked to wait (Retry-After, 429), 0 otherwise. [Alpha]"),
 		metric.WithUnit("1"),
 	)
 	errs = errors.Join(errs, err)
 	builder.OtlpHTTPRetryWaitingPayloads, err = builder.meter.Int64ObservableGauge(
 		"otelcol_otlp_http_retry_waiting_payloads",
-		metric.WithDescription("Payloads waiting for a retry right now (in a Retry-After wait, a backoff wait, or at the closed gate). [Alpha]"),
+		metric.WithDescription("Payloads waiting for a retry right now (at the destination's gate while it holds, or in a backoff wait). [Alpha]"),
 		metric.WithUnit("{payload}"),
 	)
 	errs = errors.Join(errs, err)

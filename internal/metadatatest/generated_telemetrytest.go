@@ -89,10 +89,24 @@ func AssertEqualOtlpHTTPRetryExportLatencySeconds(t *testing.T, tt *componenttes
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualOtlpHTTPRetryHeld(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_otlp_http_retry_held",
+		Description: "1 for the reason the destination's gate holds every payload right now (throttle, outage or unauthorized), 0 for the others; all 0 while the gate is open. [Alpha]",
+		Unit:        "1",
+		Data: metricdata.Gauge[int64]{
+			DataPoints: dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_otlp_http_retry_held")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualOtlpHTTPRetryRetries(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_otlp_http_retry_retries",
-		Description: "Number of retries scheduled, by path (rate_limit or backoff) and reason. [Alpha]",
+		Description: "Number of retries scheduled, by path (rate_limit, backoff, outage or unauthorized) and reason. [Alpha]",
 		Unit:        "{retry}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -154,7 +168,7 @@ func AssertEqualOtlpHTTPRetryRetryAfterWaitSeconds(t *testing.T, tt *componentte
 func AssertEqualOtlpHTTPRetryThrottleRemainingSeconds(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[float64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_otlp_http_retry_throttle_remaining_seconds",
-		Description: "Seconds until the throttle gate of the exporter's destination reopens; 0 when it is open. [Alpha]",
+		Description: "Seconds until the destination's gate lets the next request (the probe) through, whatever it holds for; 0 when it is open. [Alpha]",
 		Unit:        "s",
 		Data: metricdata.Gauge[float64]{
 			DataPoints: dps,
@@ -168,7 +182,7 @@ func AssertEqualOtlpHTTPRetryThrottleRemainingSeconds(t *testing.T, tt *componen
 func AssertEqualOtlpHTTPRetryThrottled(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_otlp_http_retry_throttled",
-		Description: "1 while the throttle gate of the exporter's destination is closed (the backend asked to wait), 0 while it is open. [Alpha]",
+		Description: "1 while the exporter's destination is held because the backend asked to wait (Retry-After, 429), 0 otherwise. [Alpha]",
 		Unit:        "1",
 		Data: metricdata.Gauge[int64]{
 			DataPoints: dps,
@@ -182,7 +196,7 @@ func AssertEqualOtlpHTTPRetryThrottled(t *testing.T, tt *componenttest.Telemetry
 func AssertEqualOtlpHTTPRetryWaitingPayloads(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_otlp_http_retry_waiting_payloads",
-		Description: "Payloads waiting for a retry right now (in a Retry-After wait, a backoff wait, or at the closed gate). [Alpha]",
+		Description: "Payloads waiting for a retry right now (at the destination's gate while it holds, or in a backoff wait). [Alpha]",
 		Unit:        "{payload}",
 		Data: metricdata.Gauge[int64]{
 			DataPoints: dps,

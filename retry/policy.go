@@ -1,0 +1,254 @@
+package retry
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// This file holds every rule for what one attempt's result leads to, top to
+// bottom. Decide is pure: it reads the payload's State and one Attempt and
+// returns the next State and a Decision. It sends nothing, waits for
+// nothing and touches nothing shared; the loop carries the Decision out.
+
+// Policy is what the loop decides with.
+type Policy struct {
+	Backoff      BackoffConfig
+	RetryAfter   RetryAfterConfig
+	Unauthorized UnauthorizedConfig
+	Outage       OutageConfig
+	// Overrides replace the default action of a status code.
+	Overrides map[int]Action
+	// HoldOnUnauthorized holds the destination after a 401 (one probe per
+	// Unauthorized.ProbeInterval, nothing dropped); otherwise the payload
+	// that got the 401 is dropped and sending goes on.
+	HoldOnUnauthorized bool
+}
+
+// State is one payload's retry state. The zero State is a payload that has
+// not been sent yet.
+type State struct {
+	// Attempts is how many requests were sent.
+	Attempts int
+	// Counted is how many failures were counted against
+	// Backoff.MaxAttempts (the first attempt is the first count).
+	Counted int
+	// ThrottleStart is when the payload first met throttling (a throttled
+	// response, or a gate held for throttling); the rate-limit budget runs
+	// from it.
+	ThrottleStart time.Time
+	// FailStart is when the payload first failed retryably without a usable
+	// Retry-After; the outage budget runs from it.
+	FailStart time.Time
+	// upMark is the destination's success count when the payload's first
+	// failing attempt left: a larger count later shows the destination up.
+	upMark   uint64
+	upMarked bool
+}
+
+// Attempt is what the loop knows after one request.
+type Attempt struct {
+	Response Response
+	// RetryAfter is the parsed Retry-After of a response that has a status.
+	RetryAfter RetryAfter
+	// Now is when the response (or the error) arrived.
+	Now time.Time
+	// SuccessesAtStart and Successes are the destination's count of
+	// successful requests when this attempt left and now.
+	SuccessesAtStart, Successes uint64
+	// Held is the reason of the hold this attempt was the probe of
+	// (HoldNone when it passed an open gate), and HoldFailures how many
+	// times in a row that hold was confirmed.
+	Held         HoldReason
+	HoldFailures int
+	// Random is a number in [0, 1) for jitter.
+	Random float64
+}
+
+// Next is what a payload does after an attempt.
+type Next int
+
+const (
+	// NextDeliver: delivered; done.
+	NextDeliver Next = iota
+	// NextDrop: dropped; done, never retried.
+	NextDrop
+	// NextGate: wait at the destination's gate, which the Decision's Hold
+	// (or another sender's) keeps closed; spends no counted attempt.
+	NextGate
+	// NextBackoff: wait Delay on the payload's own, then try again.
+	NextBackoff
+	// nextInterrupted: the loop's own, never the policy's: the attempt was
+	// cancelled by the caller, or failed retryably after Stop.
+	nextInterrupted
+)
+
+var nextNames = [...]string{"deliver", "drop", "gate", "backoff", "interrupted"}
+
+func (n Next) String() string { return nextNames[n] }
+
+// Decision is what to do after an attempt.
+type Decision struct {
+	Action Action
+	// Reason is the status code, or the network error's reason.
+	Reason string
+	// Throttled is set when the response took the rate-limit path (a
+	// usable Retry-After, or a 429), whether or not a retry follows.
+	Throttled bool
+	// Hold tells the gate to hold the destination until Until; HoldNone
+	// leaves the gate as it is.
+	Hold  HoldReason
+	Until time.Time
+	Next  Next
+	// Path is the retry path of a scheduled retry (NextGate, NextBackoff).
+	Path Path
+	// Delay is the wait before the next attempt (jitter included): the
+	// backoff wait, or the hold's length.
+	Delay time.Duration
+	// Source says where a rate-limit Delay came from.
+	Source DelaySource
+	// Drop is why the payload is dropped (NextDrop).
+	Drop DropReason
+	// RetryAfterUsed is set when the Retry-After header was examined (a
+	// retryable response with a status).
+	RetryAfterUsed bool
+
+	response Response // the loop's: the attempt's response
+}
+
+// Decide applies the policy to one attempt of a payload.
+func (p Policy) Decide(s State, a Attempt) (State, Decision) {
+	s.Attempts++
+	resp := a.Response
+	var d Decision
+	if resp.Status == 0 {
+		d.Action, d.Reason = ClassifyError(resp.Err)
+	} else {
+		d.Action, d.Reason = ClassifyStatus(resp.Status, p.Overrides), strconv.Itoa(resp.Status)
+	}
+	switch d.Action {
+	case ActionSuccess:
+		d.Next = NextDeliver
+		return s, d
+	case ActionDrop:
+		d.Next, d.Drop = NextDrop, DropPermanentStatus
+		if resp.Status == 0 {
+			d.Drop = DropPermanentError
+		}
+		return s, d
+	case ActionUnauthorized:
+		return s, p.unauthorized(d, a)
+	}
+	if resp.Status != 0 {
+		d.RetryAfterUsed = true
+		if a.RetryAfter.Usable() || resp.Status == http.StatusTooManyRequests {
+			return p.throttled(s, d, a)
+		}
+	}
+	return p.failed(s, d, a)
+}
+
+// unauthorized: a 401 holds the destination for one probe interval (the
+// payload waits at the gate, nothing is dropped), or drops the payload.
+func (p Policy) unauthorized(d Decision, a Attempt) Decision {
+	if !p.HoldOnUnauthorized {
+		d.Next, d.Drop = NextDrop, DropUnauthorized
+		return d
+	}
+	d.Hold, d.Next, d.Path = HoldUnauthorized, NextGate, PathUnauthorized
+	d.Delay = p.Unauthorized.ProbeInterval
+	d.Until = a.Now.Add(d.Delay)
+	return d
+}
+
+// throttled: the server asked to wait (Retry-After, or a 429 without a
+// usable one). The wait is the server's, or the default, plus jitter;
+// everyone waits it at the gate. No backoff attempt is spent; the payload's
+// rate-limit budget is checked here, after a try, never while it waits.
+func (p Policy) throttled(s State, d Decision, a Attempt) (State, Decision) {
+	ra := a.RetryAfter
+	d.Throttled = true
+	d.Delay, d.Source = ra.Delay, SourceHeader
+	switch {
+	case !ra.Usable():
+		d.Delay, d.Source = p.RetryAfter.Default, SourceDefault
+	case ra.Capped:
+		d.Source = SourceCapped
+	}
+	d.Delay += Jitter(p.RetryAfter.Jitter, a.Random)
+	d.Hold, d.Until = HoldThrottle, a.Now.Add(d.Delay)
+	if s.ThrottleStart.IsZero() {
+		s.ThrottleStart = a.Now
+	}
+	if a.Now.Sub(s.ThrottleStart) >= p.RetryAfter.MaxElapsed {
+		d.Next, d.Drop, d.Delay = NextDrop, DropThrottleBudgetExhausted, 0
+		return s, d
+	}
+	d.Next, d.Path = NextGate, PathRateLimit
+	return s, d
+}
+
+// failed: a retryable failure without a usable Retry-After (5xx, timeout,
+// refused or reset connection). While the destination is shown to be up
+// (some request to it succeeded since this payload's first failure), the
+// failure is the payload's: it spends a counted attempt and backs off on
+// its own, and is dropped once they are spent. Otherwise the destination is
+// down: the payload waits at the gate, which lets one probe through per
+// backoff interval, and spends nothing.
+func (p Policy) failed(s State, d Decision, a Attempt) (State, Decision) {
+	if !s.upMarked {
+		s.upMark, s.upMarked = a.SuccessesAtStart, true
+		s.FailStart = a.Now
+	}
+	if a.Successes > s.upMark {
+		s.Counted++
+		if s.Counted >= p.Backoff.MaxAttempts {
+			d.Next, d.Drop = NextDrop, DropRetriesExhausted
+			return s, d
+		}
+		d.Next, d.Path = NextBackoff, PathBackoff
+		d.Delay = BackoffDelay(p.Backoff, s.Counted, a.Random)
+		d.Until = a.Now.Add(d.Delay)
+		return s, d
+	}
+	if p.Outage.MaxDuration > 0 && a.Now.Sub(s.FailStart) >= p.Outage.MaxDuration {
+		d.Next, d.Drop = NextDrop, DropOutageExhausted
+		return s, d
+	}
+	// The probe interval grows along the backoff schedule while the
+	// outage lasts.
+	n := 1
+	if a.Held == HoldOutage {
+		n = a.HoldFailures + 1
+	}
+	d.Hold, d.Next, d.Path = HoldOutage, NextGate, PathOutage
+	d.Delay = BackoffDelay(p.Backoff, n, a.Random)
+	d.Until = a.Now.Add(d.Delay)
+	return s, d
+}
+
+// gateDeadline is how long a payload may wait at a gate held for reason,
+// and the drop reason when that passes. A zero time waits for as long as
+// the hold lasts. It records the start of the payload's throttling the
+// first time it meets a gate held for throttling.
+func (p Policy) gateDeadline(s *State, reason HoldReason, now time.Time) (time.Time, DropReason) {
+	switch reason {
+	case HoldThrottle:
+		if s.ThrottleStart.IsZero() {
+			s.ThrottleStart = now
+		}
+		// A payload waiting out its own last wait before the budget ends
+		// must still get its try: allow one more capped wait.
+		ra := p.RetryAfter
+		return s.ThrottleStart.Add(ra.MaxElapsed + ra.Max + ra.Jitter), DropThrottleBudgetExhausted
+	case HoldOutage:
+		if p.Outage.MaxDuration <= 0 {
+			return time.Time{}, DropNone
+		}
+		if s.FailStart.IsZero() {
+			s.FailStart = now
+		}
+		return s.FailStart.Add(p.Outage.MaxDuration), DropOutageExhausted
+	}
+	return time.Time{}, DropNone
+}

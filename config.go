@@ -4,9 +4,11 @@ import (
 	"encoding"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
-	"strconv"
+	"slices"
+	"time"
 
 	"golang.org/x/net/http/httpguts"
 
@@ -111,8 +113,16 @@ func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
 		return errors.New("retry_on_failure is the core otlp_http exporter's key; this exporter retries with its own loop: " +
 			"use backoff (max_attempts, initial_interval, multiplier, max_interval, jitter) and retry_after (default, max, max_elapsed, jitter) instead")
 	}
+	if err := checkRawValues(conf); err != nil {
+		return err
+	}
 	return conf.Unmarshal(cfg)
 }
+
+// minAttemptTimeout is the shortest `timeout` accepted: below it an attempt
+// cannot reach any backend, and a value that small is nearly always a number
+// written without a unit, which the decoder reads as nanoseconds.
+const minAttemptTimeout = time.Millisecond
 
 // Validate checks the whole config and names the key and the fix for every bad value.
 func (cfg *Config) Validate() error {
@@ -120,17 +130,29 @@ func (cfg *Config) Validate() error {
 	if cfg.ClientConfig.Endpoint == "" && cfg.TracesEndpoint == "" && cfg.MetricsEndpoint == "" && cfg.LogsEndpoint == "" {
 		errs = append(errs, errors.New("endpoint: at least one of endpoint, traces_endpoint, metrics_endpoint or logs_endpoint must be set"))
 	}
-	for key, value := range map[string]string{
-		"endpoint": cfg.ClientConfig.Endpoint, "traces_endpoint": cfg.TracesEndpoint,
-		"metrics_endpoint": cfg.MetricsEndpoint, "logs_endpoint": cfg.LogsEndpoint,
+	for _, e := range []struct{ key, value string }{
+		{"endpoint", cfg.ClientConfig.Endpoint}, {"traces_endpoint", cfg.TracesEndpoint},
+		{"metrics_endpoint", cfg.MetricsEndpoint}, {"logs_endpoint", cfg.LogsEndpoint},
 	} {
-		if value == "" {
+		if e.value == "" {
 			continue
 		}
-		if _, err := parseEndpoint(value); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", key, err))
+		u, err := parseEndpoint(e.value)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", e.key, err))
+			continue
+		}
+		for _, err := range endpointCredentials(u) {
+			errs = append(errs, fmt.Errorf("%s: %w", e.key, err))
 		}
 	}
+	// The exporter turns exporterhelper's timeout off, so this is the only
+	// limit on one attempt.
+	if t := cfg.ClientConfig.Timeout; t < minAttemptTimeout {
+		errs = append(errs, fmt.Errorf("timeout: %s must be at least %s: it limits each attempt, 0 or less leaves an attempt with no time limit, "+
+			"and a number without a unit is read as nanoseconds; write a unit, e.g. 30s", t, minAttemptTimeout))
+	}
+	errs = append(errs, cfg.headerErrors()...)
 	if _, ok := compressors[cfg.ClientConfig.Compression]; !ok {
 		errs = append(errs, fmt.Errorf("compression: %q is not supported; use one of none, gzip, zlib, deflate, snappy, zstd", cfg.ClientConfig.Compression))
 	}
@@ -140,9 +162,13 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.IdempotencyHeader != "" && !httpguts.ValidHeaderFieldName(cfg.IdempotencyHeader) {
 		errs = append(errs, fmt.Errorf("idempotency_header: %q is not a valid HTTP header name", cfg.IdempotencyHeader))
+	} else if err := reservedHeaderError("idempotency_header", cfg.IdempotencyHeader, "Idempotency-Key"); err != nil {
+		errs = append(errs, err)
 	}
 	if cfg.AttemptHeader != "" && !httpguts.ValidHeaderFieldName(cfg.AttemptHeader) {
 		errs = append(errs, fmt.Errorf("attempt_header: %q is not a valid HTTP header name", cfg.AttemptHeader))
+	} else if err := reservedHeaderError("attempt_header", cfg.AttemptHeader, "X-Attempt"); err != nil {
+		errs = append(errs, err)
 	}
 	if cfg.AttemptHeader != "" && http.CanonicalHeaderKey(cfg.AttemptHeader) == http.CanonicalHeaderKey(cfg.IdempotencyHeader) {
 		errs = append(errs, errors.New("attempt_header: must differ from idempotency_header"))
@@ -158,14 +184,17 @@ func (cfg *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// overrides parses status_overrides into the classifier's table.
+// overrides parses status_overrides into the classifier's table. Keys are
+// read in sorted order, so that its errors come out in the same order on
+// every run.
 func (cfg *Config) overrides() (map[int]retry.Action, error) {
 	out := make(map[int]retry.Action, len(cfg.StatusOverrides))
 	var errs []error
-	for key, value := range cfg.StatusOverrides {
-		code, err := strconv.Atoi(key)
-		if err != nil || code < 100 || code > 599 {
-			errs = append(errs, fmt.Errorf("status_overrides: key %q is not an HTTP status code (100-599)", key))
+	for _, key := range slices.Sorted(maps.Keys(cfg.StatusOverrides)) {
+		value := cfg.StatusOverrides[key]
+		code, ok := statusCode(key)
+		if !ok {
+			errs = append(errs, fmt.Errorf("status_overrides: key %q is not an HTTP status code (100-599): write three digits, e.g. 404", key))
 			continue
 		}
 		if code >= 200 && code <= 299 {
@@ -182,6 +211,22 @@ func (cfg *Config) overrides() (map[int]retry.Action, error) {
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// statusCode reads a plain three-digit status code from 100 to 599: no
+// sign, no space, no leading zero (strconv.Atoi accepts "+404" and "0404").
+func statusCode(key string) (int, bool) {
+	if len(key) != 3 || key[0] < '1' || key[0] > '5' {
+		return 0, false
+	}
+	code := 0
+	for _, c := range []byte(key) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		code = code*10 + int(c-'0')
+	}
+	return code, true
 }
 
 // parseEndpoint parses an absolute http(s) URL.

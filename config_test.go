@@ -1,7 +1,9 @@
 package otlphttpretry
 
 import (
+	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,6 +63,16 @@ func TestConfigDefaultEntryDecodesToDefaults(t *testing.T) {
 	assert.Equal(t, stageValidate, stage)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "endpoint: at least one of endpoint, traces_endpoint, metrics_endpoint or logs_endpoint must be set")
+
+	// The documented defaults of the keys this exporter adds.
+	assert.Equal(t, 30*time.Second, cfg.ClientConfig.Timeout)
+	assert.Equal(t, UnauthorizedHold, cfg.OnUnauthorized)
+	assert.Equal(t, time.Minute, cfg.Unauthorized.ProbeInterval)
+	assert.Zero(t, cfg.Outage.MaxDuration, "outage::max_duration: 0 means no limit")
+	assert.Equal(t, retry.NewDefaultBackoffConfig(), cfg.Backoff)
+	assert.Equal(t, retry.NewDefaultRetryAfterConfig(), cfg.RetryAfter)
+	assert.Equal(t, "Idempotency-Key", cfg.IdempotencyHeader)
+	assert.Empty(t, cfg.AttemptHeader)
 }
 
 func TestConfigFullEntryDecodesEveryKey(t *testing.T) {
@@ -106,6 +118,8 @@ func TestConfigFullEntryDecodesEveryKey(t *testing.T) {
 	want.AttemptHeader = "X-Attempt"
 	want.StatusOverrides = map[string]string{"500": "drop", "404": "retry"}
 	want.OnUnauthorized = UnauthorizedDrop
+	want.Unauthorized = retry.UnauthorizedConfig{ProbeInterval: 30 * time.Second}
+	want.Outage = retry.OutageConfig{MaxDuration: 2 * time.Hour}
 	want.Telemetry = TelemetryConfig{Detailed: true}
 	assert.Equal(t, want, cfg)
 
@@ -119,6 +133,8 @@ func TestConfigFullEntryDecodesEveryKey(t *testing.T) {
 	assert.NotEqual(t, def.Encoding, cfg.Encoding)
 	assert.NotEqual(t, def.OnUnauthorized, cfg.OnUnauthorized)
 	assert.NotEqual(t, def.IdempotencyHeader, cfg.IdempotencyHeader)
+	assert.NotEqual(t, def.Unauthorized, cfg.Unauthorized)
+	assert.NotEqual(t, def.Outage, cfg.Outage)
 
 	// An unquoted YAML integer key decodes to the same override as a quoted one.
 	overrides, err := cfg.overrides()
@@ -154,6 +170,36 @@ func TestConfigValidEdgeCases(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, configcompression.Type("none"), cfg.ClientConfig.Compression)
 	})
+	t.Run("on_unauthorized_hold", func(t *testing.T) {
+		cfg, _, err := loadTestdataConfig(t, "on_unauthorized_hold")
+		require.NoError(t, err)
+		assert.Equal(t, UnauthorizedHold, cfg.OnUnauthorized)
+	})
+	t.Run("on_unauthorized_halt_is_the_old_name_of_hold", func(t *testing.T) {
+		cfg, _, err := loadTestdataConfig(t, "on_unauthorized_halt")
+		require.NoError(t, err)
+		assert.Equal(t, UnauthorizedHalt, cfg.OnUnauthorized)
+	})
+	t.Run("endpoint_query_not_credential", func(t *testing.T) {
+		cfg, _, err := loadTestdataConfig(t, "endpoint_query_not_credential")
+		require.NoError(t, err)
+		assert.Equal(t, "https://backend.example.com/otlp/v1/logs?tenant=acme&region=eu", logsSignal.url(cfg))
+	})
+	t.Run("headers_host_user_agent", func(t *testing.T) {
+		cfg, _, err := loadTestdataConfig(t, "headers_host_user_agent")
+		require.NoError(t, err)
+		assert.Len(t, cfg.ClientConfig.Headers, 2)
+	})
+	t.Run("duration_bounds", func(t *testing.T) {
+		cfg, _, err := loadTestdataConfig(t, "duration_bounds")
+		require.NoError(t, err)
+		assert.Equal(t, time.Millisecond, cfg.ClientConfig.Timeout)
+		assert.Equal(t, 100, cfg.Backoff.MaxAttempts)
+		assert.Equal(t, 24*time.Hour, cfg.Backoff.Jitter)
+		assert.Equal(t, 8760*time.Hour, cfg.RetryAfter.MaxElapsed)
+		assert.Equal(t, time.Second, cfg.Unauthorized.ProbeInterval)
+		assert.Zero(t, cfg.Outage.MaxDuration, "a unitless 0 is no limit")
+	})
 	t.Run("endpoint_with_trailing_slash", func(t *testing.T) {
 		cfg := createDefaultConfig().(*Config)
 		cfg.ClientConfig.Endpoint = "https://backend.example.com/otlp/"
@@ -184,7 +230,7 @@ func TestConfigRejectsBadValuesNamingKeyAndFix(t *testing.T) {
 		{"bad_override_range", stageValidate, []string{"status_overrides", `"600"`, "(100-599)"}},
 		{"bad_override_action", stageValidate, []string{"status_overrides", "503", `"ignore"`, "use retry or drop"}},
 		{"bad_override_2xx", stageValidate, []string{"status_overrides", "204", "success code and cannot be overridden"}},
-		{"bad_on_unauthorized", stageValidate, []string{"on_unauthorized", `"retry"`, "use halt or drop"}},
+		{"bad_on_unauthorized", stageValidate, []string{"on_unauthorized", `"retry"`, "use hold or drop"}},
 		{"bad_idempotency_header", stageValidate, []string{"idempotency_header", `"Idempotency Key"`, "not a valid HTTP header name"}},
 		{"bad_attempt_header", stageValidate, []string{"attempt_header", `"X-Attempt:"`, "not a valid HTTP header name"}},
 		{"same_headers", stageValidate, []string{"attempt_header", "must differ from idempotency_header"}},
@@ -202,6 +248,60 @@ func TestConfigRejectsBadValuesNamingKeyAndFix(t *testing.T) {
 			"retry_after (default, max, max_elapsed, jitter)",
 		}},
 		{"unknown_key", stageUnmarshal, []string{"max_attempts"}},
+
+		// timeout bounds each attempt.
+		{"bad_timeout_zero", stageValidate, []string{"timeout: 0s must be at least 1ms", "no time limit", "write a unit, e.g. 30s"}},
+		{"bad_timeout_negative", stageValidate, []string{"timeout: -5s must be at least 1ms", "write a unit, e.g. 30s"}},
+		{"bad_timeout_tiny", stageValidate, []string{"timeout: 500µs must be at least 1ms", "write a unit, e.g. 30s"}},
+		// A number without a unit is nanoseconds to mapstructure: refused before it decodes.
+		{"bad_timeout_unitless", stageUnmarshal, []string{"timeout: 30 has no unit", "read as 30 nanoseconds", "write a unit, e.g. 30s"}},
+		{"bad_max_elapsed_unitless", stageUnmarshal, []string{"retry_after::max_elapsed: 3600 has no unit", "write a unit, e.g. 30s"}},
+		{"bad_max_interval_out_of_range", stageUnmarshal, []string{"backoff::max_interval", `"3000000h"`, "not a duration", "e.g. 30s"}},
+
+		{"bad_multiplier_nan", stageValidate, []string{"backoff::multiplier: NaN must be a finite number between 1 and 100"}},
+		{"bad_multiplier_inf", stageValidate, []string{"backoff::multiplier: +Inf must be a finite number between 1 and 100"}},
+		{"bad_multiplier_huge", stageValidate, []string{"backoff::multiplier: 1000 must be at most 100"}},
+		{"bad_retry_after_overflow", stageValidate, []string{
+			"retry_after::max: 1000000h0m0s must be at most 24h0m0s",
+			"retry_after::max_elapsed: 1s must allow at least three capped waits (3 x retry_after::max = more than 2562047h47m16.854775807s)",
+		}},
+		{"bad_max_elapsed_negative", stageValidate, []string{"retry_after::max_elapsed: -1s must not be negative"}},
+		{"bad_max_interval_huge", stageValidate, []string{"backoff::max_interval: 1000000h0m0s must be at most 24h0m0s"}},
+		{"bad_backoff_jitter_large", stageValidate, []string{"backoff::jitter: 1m0s must not exceed backoff::max_interval (30s)", "lower jitter or raise max_interval"}},
+		// 1e30 decodes into an int as math.MinInt64 on amd64: refused before it decodes.
+		{"bad_max_attempts_float_huge", stageUnmarshal, []string{"backoff::max_attempts: 1e+30 is too large", "write a whole number of attempts, e.g. 5"}},
+		{"bad_max_attempts_fraction", stageUnmarshal, []string{"backoff::max_attempts: 3.5 is not a whole number", "write a whole number of attempts, e.g. 5"}},
+		{"bad_max_attempts_large", stageValidate, []string{"backoff::max_attempts: 1000 must be at most 100"}},
+
+		{"bad_override_plus", stageValidate, []string{"status_overrides", `"+404"`, "not an HTTP status code (100-599)", "three digits"}},
+		{"bad_override_leading_zero", stageValidate, []string{"status_overrides", `"0404"`, "not an HTTP status code (100-599)"}},
+		{"bad_override_space", stageValidate, []string{"status_overrides", `" 404"`, "not an HTTP status code (100-599)"}},
+
+		{"bad_headers_idempotency", stageValidate, []string{`headers: "idempotency-key"`, "the exporter sets Idempotency-Key on every request", "payload's identity", "remove it from headers"}},
+		{"bad_headers_custom_idempotency", stageValidate, []string{`headers: "X-REQUEST-KEY"`, "the exporter sets X-Request-Key on every request", "payload's identity", "remove it from headers"}},
+		{"bad_headers_attempt", stageValidate, []string{`headers: "x-attempt"`, "the exporter sets X-Attempt on every request", "attempt number", "remove it from headers"}},
+		{"bad_headers_content_type", stageValidate, []string{`headers: "content-type"`, "the exporter sets Content-Type on every request", "describes the body", "remove it from headers"}},
+		{"bad_headers_content_encoding", stageValidate, []string{`headers: "Content-Encoding"`, "the exporter sets Content-Encoding on every request", "describes the body", "remove it from headers"}},
+		{"bad_headers_content_length", stageValidate, []string{`headers: "CONTENT-LENGTH"`, "Content-Length", "describes the body", "remove it from headers"}},
+		{"bad_headers_list_form", stageValidate, []string{`headers: "Content-Type"`, "remove it from headers"}},
+		{"bad_idempotency_header_reserved", stageValidate, []string{"idempotency_header", `"content-type"`, "describes the body", "pick a header of its own, e.g. Idempotency-Key"}},
+		{"bad_idempotency_header_authorization", stageValidate, []string{"idempotency_header", `"Authorization"`, "carries credentials", "pick a header of its own"}},
+		{"bad_attempt_header_reserved", stageValidate, []string{"attempt_header", `"host"`, "pick a header of its own, e.g. X-Attempt"}},
+
+		{"bad_endpoint_query_api_key", stageValidate, []string{`endpoint: query parameter "api_key" looks like a credential`, "url.full", "move it to headers"}},
+		{"bad_traces_endpoint_query_token", stageValidate, []string{`traces_endpoint: query parameter "Access_Token" looks like a credential`, "move it to headers"}},
+		{"bad_metrics_endpoint_query_suffix_key", stageValidate, []string{`metrics_endpoint: query parameter "ingest_key" looks like a credential`}},
+		{"bad_logs_endpoint_query_sig", stageValidate, []string{`logs_endpoint: query parameter "sig" looks like a credential`}},
+		{"bad_endpoint_query_x_api_key", stageValidate, []string{`endpoint: query parameter "X-API-KEY" looks like a credential`}},
+		{"bad_endpoint_query_token_inside", stageValidate, []string{`endpoint: query parameter "mytokenvalue" looks like a credential`}},
+		{"bad_endpoint_query_semicolon", stageValidate, []string{`endpoint: query parameter "password" looks like a credential`}},
+		{"bad_endpoint_userinfo", stageValidate, []string{"endpoint: user info in the URL is a credential", "print-config", "Authorization", "remove it from the endpoint"}},
+		{"bad_endpoint_userinfo_user_only", stageValidate, []string{"endpoint: user info in the URL is a credential"}},
+
+		{"bad_probe_interval", stageValidate, []string{"unauthorized::probe_interval: 500ms must be at least 1s"}},
+		{"bad_probe_interval_huge", stageValidate, []string{"unauthorized::probe_interval: 48h0m0s must be at most 24h0m0s"}},
+		{"bad_outage_negative", stageValidate, []string{"outage::max_duration: -1m0s must not be negative (0 means no limit)"}},
+		{"bad_outage_huge", stageValidate, []string{"outage::max_duration: 10000h0m0s must be at most 8760h0m0s; use 0 for no limit"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -211,6 +311,8 @@ func TestConfigRejectsBadValuesNamingKeyAndFix(t *testing.T) {
 			for _, s := range tt.want {
 				assert.Contains(t, err.Error(), s)
 			}
+			// A credential is named, never shown.
+			assert.NotContains(t, err.Error(), "abc-secret")
 		})
 	}
 }
@@ -230,6 +332,33 @@ func TestConfigRejectedEntriesHaveOneMistake(t *testing.T) {
 		"same_headers":           func(c *Config) { c.AttemptHeader = "X-Attempt" },
 		"bad_compression":        func(c *Config) { c.ClientConfig.Compression = configcompression.TypeGzip },
 		"bad_endpoint_scheme":    func(c *Config) { c.ClientConfig.Endpoint = "http://localhost:4318" },
+
+		"bad_timeout_zero":                      func(c *Config) { c.ClientConfig.Timeout = 30 * time.Second },
+		"bad_timeout_tiny":                      func(c *Config) { c.ClientConfig.Timeout = 30 * time.Second },
+		"bad_multiplier_nan":                    func(c *Config) { c.Backoff.Multiplier = 2 },
+		"bad_multiplier_inf":                    func(c *Config) { c.Backoff.Multiplier = 2 },
+		"bad_multiplier_huge":                   func(c *Config) { c.Backoff.Multiplier = 100 },
+		"bad_retry_after_overflow":              func(c *Config) { c.RetryAfter.Max, c.RetryAfter.MaxElapsed = 24*time.Hour, 72*time.Hour },
+		"bad_max_elapsed_negative":              func(c *Config) { c.RetryAfter.MaxElapsed = 15 * time.Minute },
+		"bad_max_interval_huge":                 func(c *Config) { c.Backoff.MaxInterval = 24 * time.Hour },
+		"bad_backoff_jitter_large":              func(c *Config) { c.Backoff.Jitter = c.Backoff.MaxInterval },
+		"bad_max_attempts_large":                func(c *Config) { c.Backoff.MaxAttempts = 100 },
+		"bad_override_plus":                     func(c *Config) { c.StatusOverrides = map[string]string{"404": "drop"} },
+		"bad_override_leading_zero":             func(c *Config) { c.StatusOverrides = map[string]string{"404": "drop"} },
+		"bad_override_space":                    func(c *Config) { c.StatusOverrides = map[string]string{"404": "drop"} },
+		"bad_headers_idempotency":               func(c *Config) { c.ClientConfig.Headers = nil },
+		"bad_headers_custom_idempotency":        func(c *Config) { c.IdempotencyHeader = "Idempotency-Key" },
+		"bad_headers_attempt":                   func(c *Config) { c.AttemptHeader = "" },
+		"bad_headers_content_type":              func(c *Config) { c.ClientConfig.Headers = nil },
+		"bad_headers_list_form":                 func(c *Config) { c.ClientConfig.Headers = nil },
+		"bad_idempotency_header_reserved":       func(c *Config) { c.IdempotencyHeader = "Idempotency-Key" },
+		"bad_attempt_header_reserved":           func(c *Config) { c.AttemptHeader = "X-Attempt" },
+		"bad_endpoint_query_api_key":            func(c *Config) { c.ClientConfig.Endpoint = "https://backend.example.com/otlp" },
+		"bad_traces_endpoint_query_token":       func(c *Config) { c.TracesEndpoint = "https://traces.example.com/v1/traces?tenant=a" },
+		"bad_endpoint_userinfo":                 func(c *Config) { c.ClientConfig.Endpoint = "https://backend.example.com/otlp" },
+		"bad_metrics_endpoint_query_suffix_key": func(c *Config) { c.MetricsEndpoint = "" },
+		"bad_probe_interval":                    func(c *Config) { c.Unauthorized.ProbeInterval = time.Second },
+		"bad_outage_huge":                       func(c *Config) { c.Outage.MaxDuration = 0 },
 	}
 	for name, fix := range fixes {
 		t.Run(name, func(t *testing.T) {
@@ -240,4 +369,74 @@ func TestConfigRejectedEntriesHaveOneMistake(t *testing.T) {
 			assert.NoError(t, confmap.Validate(cfg))
 		})
 	}
+}
+
+// Validate's message lists its problems in the same order every time: the
+// endpoint keys in a fixed order, then status_overrides by code, so that a
+// start-up error (and a test that reads it) does not change from run to run.
+func TestConfigValidateMessageOrderIsFixed(t *testing.T) {
+	cfg, stage, err := loadTestdataConfig(t, "many_mistakes")
+	require.Equal(t, stageValidate, stage)
+	require.Error(t, err)
+	first := err.Error()
+	for range 200 {
+		require.Equal(t, first, confmap.Validate(cfg).Error())
+	}
+
+	// The order a reader expects: the endpoint keys as documented, the
+	// header problems in headers: order, the overrides by key.
+	msg := cfg.Validate().Error()
+	for _, pair := range [][2]string{
+		{"endpoint: \"localhost:4318\"", "traces_endpoint: "},
+		{"traces_endpoint: ", "metrics_endpoint: "},
+		{"metrics_endpoint: ", "logs_endpoint: "},
+		{`headers: "Content-Encoding"`, `headers: "Content-Type"`},
+		{`headers: "Content-Type"`, `headers: "Idempotency-Key"`},
+		{`"+404"`, `"0404"`},
+		{`"0404"`, "204 is a success code"},
+		{"204 is a success code", `418: "maybe"`},
+		{`418: "maybe"`, `503: "ignore"`},
+		{`503: "ignore"`, `"5xx"`},
+		{`"5xx"`, `"600"`},
+	} {
+		before, after := strings.Index(msg, pair[0]), strings.Index(msg, pair[1])
+		require.NotEqual(t, -1, before, "%q missing from %s", pair[0], msg)
+		require.NotEqual(t, -1, after, "%q missing from %s", pair[1], msg)
+		assert.Less(t, before, after, "%q should come before %q in %s", pair[0], pair[1], msg)
+	}
+}
+
+// What the YAML and the decoder make of odd values, pinned so that a
+// change in either shows up here rather than as a silent config change.
+func TestConfigDecodeOfOddValues(t *testing.T) {
+	t.Run("max_attempts 1e3 is a whole number and decodes to 1000", func(t *testing.T) {
+		cfg := createDefaultConfig().(*Config)
+		err := confmap.NewFromStringMap(map[string]any{"backoff": map[string]any{"max_attempts": 1e3}}).Unmarshal(cfg)
+		require.NoError(t, err)
+		assert.Equal(t, 1000, cfg.Backoff.MaxAttempts)
+	})
+	t.Run("max_attempts as a string does not decode", func(t *testing.T) {
+		cfg := createDefaultConfig().(*Config)
+		err := confmap.NewFromStringMap(map[string]any{"backoff": map[string]any{"max_attempts": "5"}}).Unmarshal(cfg)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "max_attempts")
+	})
+	t.Run("a unitless 0 is zero", func(t *testing.T) {
+		cfg := createDefaultConfig().(*Config)
+		err := confmap.NewFromStringMap(map[string]any{"outage": map[string]any{"max_duration": 0}}).Unmarshal(cfg)
+		require.NoError(t, err)
+		assert.Zero(t, cfg.Outage.MaxDuration)
+	})
+	t.Run("a duration beyond int64 nanoseconds", func(t *testing.T) {
+		cfg := createDefaultConfig().(*Config)
+		err := confmap.NewFromStringMap(map[string]any{"timeout": 1e30}).Unmarshal(cfg)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "timeout: 1e+30 has no unit")
+	})
+	t.Run("a huge integer max_attempts", func(t *testing.T) {
+		cfg := createDefaultConfig().(*Config)
+		err := confmap.NewFromStringMap(map[string]any{"backoff": map[string]any{"max_attempts": uint64(math.MaxUint64)}}).Unmarshal(cfg)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "backoff::max_attempts: 18446744073709551615 is too large")
+	})
 }

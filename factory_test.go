@@ -48,7 +48,7 @@ func TestFactoryDefaultConfig(t *testing.T) {
 	assert.Equal(t, "Idempotency-Key", cfg.IdempotencyHeader)
 	assert.Empty(t, cfg.AttemptHeader)
 	assert.Empty(t, cfg.StatusOverrides)
-	assert.Equal(t, UnauthorizedHalt, cfg.OnUnauthorized)
+	assert.Equal(t, UnauthorizedHold, cfg.OnUnauthorized)
 	assert.False(t, cfg.Telemetry.Detailed)
 
 	assert.Equal(t, retry.BackoffConfig{

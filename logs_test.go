@@ -88,7 +88,8 @@ func TestLogsNeverLeakSecretsAndCarryDecisionFields(t *testing.T) {
 	cfg.TracesEndpoint = "http://user:" + password + "@" + u.Host + "/v1/traces?apikey=" + querySecret
 	cfg.ClientConfig.Headers.Set("Authorization", "Bearer "+bearer)
 	cfg.ClientConfig.Headers.Set("X-Api-Key", apiKey)
-	h := startTraces(t, cfg, retrytest.NewAutoClock(start))
+	require.Error(t, cfg.Validate(), "Validate refuses credentials in an endpoint; the logs must not leak them either")
+	h := startTracesUnvalidated(t, cfg, retrytest.NewAutoClock(start))
 
 	// A: 429 (3 s), 503 (1 s), 200. B: redirect. C: 401, halt. D: halted.
 	require.NoError(t, h.exp.ConsumeTraces(context.Background(), spans(marker+"-a", 2)))
@@ -187,7 +188,8 @@ func TestLogEndpointWithUserinfoAndQuery(t *testing.T) {
 	u, err := url.Parse(srv.URL)
 	require.NoError(t, err)
 	cfg := testConfig("http://user:S3CRETPASS@" + u.Host + "/?apikey=QUERYSECRET")
-	h := startTraces(t, cfg, retrytest.NewAutoClock(start))
+	require.Error(t, cfg.Validate(), "Validate refuses credentials in an endpoint; the logs must not leak them either")
+	h := startTracesUnvalidated(t, cfg, retrytest.NewAutoClock(start))
 	require.NoError(t, h.exp.ConsumeTraces(context.Background(), spans("a", 1)))
 
 	for i, e := range h.logs.All() {

@@ -1,6 +1,7 @@
 package retry_test
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -107,4 +108,107 @@ func TestJitter(t *testing.T) {
 			assert.Less(t, got, bound, "r=%g", r)
 		}
 	})
+}
+
+// A wait is never negative and never wraps around, whatever the config and
+// the failure count: a huge max_interval plus jitter, a huge multiplier, a
+// huge n, or a config Validate would refuse.
+func TestBackoffDelaySaturates(t *testing.T) {
+	const maxDuration = time.Duration(math.MaxInt64)
+	tests := []struct {
+		name   string
+		cfg    retry.BackoffConfig
+		n      int
+		jitter float64
+		want   time.Duration
+	}{
+		{
+			name: "largest max_interval plus jitter",
+			cfg:  retry.BackoffConfig{InitialInterval: time.Second, Multiplier: 2, MaxInterval: maxDuration, Jitter: 500 * time.Millisecond},
+			n:    100, jitter: 0.999, want: maxDuration,
+		},
+		{
+			name: "largest max_interval and largest jitter",
+			cfg:  retry.BackoffConfig{InitialInterval: time.Second, Multiplier: 2, MaxInterval: maxDuration, Jitter: maxDuration},
+			n:    math.MaxInt, jitter: 0.999, want: maxDuration,
+		},
+		{
+			name: "interval just under the float64 ceiling",
+			cfg:  retry.BackoffConfig{InitialInterval: maxDuration - 1000, Multiplier: 1, MaxInterval: maxDuration, Jitter: time.Second},
+			n:    1, jitter: 0.5, want: maxDuration,
+		},
+		{
+			name: "huge multiplier",
+			cfg:  retry.BackoffConfig{InitialInterval: time.Second, Multiplier: math.MaxFloat64, MaxInterval: time.Minute, Jitter: time.Second},
+			n:    3, jitter: 0, want: time.Minute,
+		},
+		{
+			name: "infinite multiplier",
+			cfg:  retry.BackoffConfig{InitialInterval: time.Second, Multiplier: math.Inf(1), MaxInterval: time.Minute},
+			n:    2, want: time.Minute,
+		},
+		{
+			name: "NaN multiplier waits max_interval",
+			cfg:  retry.BackoffConfig{InitialInterval: time.Second, Multiplier: math.NaN(), MaxInterval: time.Minute},
+			n:    2, want: time.Minute,
+		},
+		{
+			name: "largest n",
+			cfg:  retry.NewDefaultBackoffConfig(),
+			n:    math.MaxInt, want: 30 * time.Second,
+		},
+		{
+			name: "n below 1 is the first wait",
+			cfg:  retry.NewDefaultBackoffConfig(),
+			n:    math.MinInt, want: time.Second,
+		},
+		{
+			name: "negative intervals wait nothing",
+			cfg:  retry.BackoffConfig{InitialInterval: -time.Second, Multiplier: 2, MaxInterval: -time.Second, Jitter: -time.Second},
+			n:    3, jitter: 0.5, want: 0,
+		},
+		{
+			name: "jitter fraction out of range is clamped",
+			cfg:  retry.BackoffConfig{InitialInterval: time.Second, Multiplier: 1, MaxInterval: time.Second, Jitter: maxDuration},
+			n:    1, jitter: 2, want: maxDuration,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := retry.BackoffDelay(tt.cfg, tt.n, tt.jitter)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+
+	t.Run("every n and jitter on the largest config stays non-negative and non-decreasing", func(t *testing.T) {
+		cfg := retry.BackoffConfig{InitialInterval: time.Nanosecond, Multiplier: 100, MaxInterval: maxDuration, Jitter: maxDuration}
+		prev := time.Duration(0)
+		for n := 1; n <= 64; n++ {
+			got := retry.BackoffDelay(cfg, n, 0.999999)
+			assert.GreaterOrEqual(t, got, prev, "n=%d", n)
+			prev = got
+		}
+	})
+}
+
+func TestJitterSaturates(t *testing.T) {
+	const maxDuration = time.Duration(math.MaxInt64)
+	tests := []struct {
+		name  string
+		bound time.Duration
+		r     float64
+		want  time.Duration
+	}{
+		{name: "largest bound, r just under 1", bound: maxDuration, r: 0.9999999999999999, want: maxDuration - 1023},
+		{name: "largest bound, r of 1", bound: maxDuration, r: 1, want: maxDuration},
+		{name: "r above 1 is clamped to the bound", bound: time.Second, r: 7, want: time.Second},
+		{name: "negative r adds nothing", bound: time.Second, r: -0.5, want: 0},
+		{name: "NaN r adds nothing", bound: time.Second, r: math.NaN(), want: 0},
+		{name: "negative bound adds nothing", bound: -time.Second, r: 0.5, want: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, retry.Jitter(tt.bound, tt.r))
+		})
+	}
 }

@@ -3,6 +3,7 @@ package retry
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -34,23 +35,56 @@ func NewDefaultBackoffConfig() BackoffConfig {
 	}
 }
 
+// Bounds of the backoff path. Each keeps a value Validate accepts from
+// meaning something nobody can want.
+const (
+	// maxMaxAttempts: 100 attempts at the default 30 s ceiling are most of
+	// an hour of retrying one payload on this path.
+	maxMaxAttempts = 100
+	// maxMultiplier: beyond it the second wait is already max_interval in
+	// any config that passes the other checks.
+	maxMultiplier = 100
+	// maxSingleWait bounds every wait this exporter schedules in one go:
+	// backoff::max_interval, retry_after::max (and so retry_after::default)
+	// and unauthorized::probe_interval.
+	maxSingleWait = 24 * time.Hour
+	// maxBudget bounds the per-payload time budgets, retry_after::max_elapsed
+	// and outage::max_duration, so that a budget plus a wait and its jitter
+	// never overflows a time.Duration.
+	maxBudget = 365 * 24 * time.Hour
+)
+
 // Validate names the key and the fix for every bad value.
 func (c *BackoffConfig) Validate() error {
 	var errs []error
-	if c.MaxAttempts < 1 {
+	switch {
+	case c.MaxAttempts < 1:
 		errs = append(errs, fmt.Errorf("backoff::max_attempts: %d must be at least 1 (1 means no retry)", c.MaxAttempts))
+	case c.MaxAttempts > maxMaxAttempts:
+		errs = append(errs, fmt.Errorf("backoff::max_attempts: %d must be at most %d: that many attempts would keep one payload on this path for hours; use a smaller count", c.MaxAttempts, maxMaxAttempts))
 	}
 	if c.InitialInterval <= 0 {
 		errs = append(errs, fmt.Errorf("backoff::initial_interval: %s must be positive", c.InitialInterval))
 	}
-	if c.Multiplier < 1 {
+	switch {
+	case math.IsNaN(c.Multiplier) || math.IsInf(c.Multiplier, 0):
+		errs = append(errs, fmt.Errorf("backoff::multiplier: %g must be a finite number between 1 and %d", c.Multiplier, maxMultiplier))
+	case c.Multiplier < 1:
 		errs = append(errs, fmt.Errorf("backoff::multiplier: %g must be at least 1", c.Multiplier))
+	case c.Multiplier > maxMultiplier:
+		errs = append(errs, fmt.Errorf("backoff::multiplier: %g must be at most %d: beyond that the second wait is already max_interval", c.Multiplier, maxMultiplier))
 	}
-	if c.MaxInterval < c.InitialInterval {
+	switch {
+	case c.MaxInterval < c.InitialInterval:
 		errs = append(errs, fmt.Errorf("backoff::max_interval: %s must be at least initial_interval (%s)", c.MaxInterval, c.InitialInterval))
+	case c.MaxInterval > maxSingleWait:
+		errs = append(errs, fmt.Errorf("backoff::max_interval: %s must be at most %s, the longest single wait this exporter schedules", c.MaxInterval, maxSingleWait))
 	}
-	if c.Jitter < 0 {
+	switch {
+	case c.Jitter < 0:
 		errs = append(errs, fmt.Errorf("backoff::jitter: %s must not be negative", c.Jitter))
+	case c.Jitter > c.MaxInterval && c.MaxInterval <= maxSingleWait:
+		errs = append(errs, fmt.Errorf("backoff::jitter: %s must not exceed backoff::max_interval (%s): jitter spreads retries apart and should not outweigh the wait itself; lower jitter or raise max_interval", c.Jitter, c.MaxInterval))
 	}
 	return errors.Join(errs...)
 }
@@ -95,19 +129,44 @@ func (c *RetryAfterConfig) Validate() error {
 	if c.Default < 0 {
 		errs = append(errs, fmt.Errorf("retry_after::default: %s must not be negative", c.Default))
 	}
-	if c.Max <= 0 {
+	switch {
+	case c.Max <= 0:
 		errs = append(errs, fmt.Errorf("retry_after::max: %s must be positive", c.Max))
+	case c.Max > maxSingleWait:
+		errs = append(errs, fmt.Errorf("retry_after::max: %s must be at most %s, the longest single wait this exporter honours", c.Max, maxSingleWait))
 	}
 	if c.Default > c.Max {
 		errs = append(errs, fmt.Errorf("retry_after::default: %s must not exceed retry_after::max (%s)", c.Default, c.Max))
 	}
-	if c.MaxElapsed < 3*c.Max {
-		errs = append(errs, fmt.Errorf("retry_after::max_elapsed: %s must allow at least three capped waits (3 x retry_after::max = %s)", c.MaxElapsed, 3*c.Max))
+	threeMax, overflow := mulSaturating(c.Max, 3)
+	switch {
+	case c.MaxElapsed < 0:
+		errs = append(errs, fmt.Errorf("retry_after::max_elapsed: %s must not be negative", c.MaxElapsed))
+	case c.MaxElapsed > maxBudget:
+		errs = append(errs, fmt.Errorf("retry_after::max_elapsed: %s must be at most %s (a year)", c.MaxElapsed, maxBudget))
+	case c.MaxElapsed < threeMax || overflow:
+		shown := threeMax.String()
+		if overflow {
+			shown = "more than " + shown
+		}
+		errs = append(errs, fmt.Errorf("retry_after::max_elapsed: %s must allow at least three capped waits (3 x retry_after::max = %s)", c.MaxElapsed, shown))
 	}
 	if c.Jitter < 0 || c.Jitter > maxRetryAfterJitter {
 		errs = append(errs, fmt.Errorf("retry_after::jitter: %s must be between 0s and %s", c.Jitter, maxRetryAfterJitter))
 	}
 	return errors.Join(errs...)
+}
+
+// mulSaturating returns d x k for k >= 1, or the largest duration and true
+// when the product does not fit.
+func mulSaturating(d time.Duration, k int64) (time.Duration, bool) {
+	if d > 0 && int64(d) > math.MaxInt64/k {
+		return math.MaxInt64, true
+	}
+	if d < 0 && int64(d) < math.MinInt64/k {
+		return math.MinInt64, true
+	}
+	return d * time.Duration(k), false
 }
 
 // UnauthorizedConfig is how the exporter holds a destination that answered
@@ -131,10 +190,14 @@ const minProbeInterval = time.Second
 
 // Validate names the key and the fix for every bad value.
 func (c *UnauthorizedConfig) Validate() error {
-	if c.ProbeInterval < minProbeInterval {
-		return fmt.Errorf("unauthorized::probe_interval: %s must be at least %s", c.ProbeInterval, minProbeInterval)
+	var errs []error
+	switch {
+	case c.ProbeInterval < minProbeInterval:
+		errs = append(errs, fmt.Errorf("unauthorized::probe_interval: %s must be at least %s", c.ProbeInterval, minProbeInterval))
+	case c.ProbeInterval > maxSingleWait:
+		errs = append(errs, fmt.Errorf("unauthorized::probe_interval: %s must be at most %s: a destination whose key was fixed would wait that long to be tried again", c.ProbeInterval, maxSingleWait))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // OutageConfig bounds how long a destination may be down (every request
@@ -153,8 +216,12 @@ func NewDefaultOutageConfig() OutageConfig { return OutageConfig{} }
 
 // Validate names the key and the fix for every bad value.
 func (c *OutageConfig) Validate() error {
-	if c.MaxDuration < 0 {
-		return fmt.Errorf("outage::max_duration: %s must not be negative (0 means no limit)", c.MaxDuration)
+	var errs []error
+	switch {
+	case c.MaxDuration < 0:
+		errs = append(errs, fmt.Errorf("outage::max_duration: %s must not be negative (0 means no limit)", c.MaxDuration))
+	case c.MaxDuration > maxBudget:
+		errs = append(errs, fmt.Errorf("outage::max_duration: %s must be at most %s; use 0 for no limit", c.MaxDuration, maxBudget))
 	}
-	return nil
+	return errors.Join(errs...)
 }

@@ -1,6 +1,7 @@
 package retry_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +64,27 @@ func TestBackoffConfigValidate(t *testing.T) {
 		{name: "zero multiplier", modify: func(c *retry.BackoffConfig) { c.Multiplier = 0 }, want: map[string]string{"backoff::multiplier": "must be at least 1"}},
 		{name: "max_interval below initial_interval", modify: func(c *retry.BackoffConfig) { c.MaxInterval = 500 * time.Millisecond }, want: map[string]string{"backoff::max_interval": "must be at least initial_interval (1s)"}},
 		{name: "negative jitter", modify: func(c *retry.BackoffConfig) { c.Jitter = -time.Millisecond }, want: map[string]string{"backoff::jitter": "must not be negative"}},
+		{name: "max_attempts at its bound is fine", modify: func(c *retry.BackoffConfig) { c.MaxAttempts = 100 }},
+		{name: "multiplier at its bound is fine", modify: func(c *retry.BackoffConfig) { c.Multiplier = 100 }},
+		{name: "jitter equal to max_interval is fine", modify: func(c *retry.BackoffConfig) { c.Jitter = c.MaxInterval }},
+		{name: "max_interval of a day is fine", modify: func(c *retry.BackoffConfig) { c.MaxInterval = 24 * time.Hour }},
+
+		{name: "max_attempts above its bound", modify: func(c *retry.BackoffConfig) { c.MaxAttempts = 101 }, want: map[string]string{"backoff::max_attempts": "101 must be at most 100"}},
+		// 1e30 decoded by mapstructure into an int on amd64.
+		{name: "max_attempts wrapped by a float decode", modify: func(c *retry.BackoffConfig) { c.MaxAttempts = math.MinInt64 }, want: map[string]string{"backoff::max_attempts": "must be at least 1"}},
+		{name: "largest max_attempts", modify: func(c *retry.BackoffConfig) { c.MaxAttempts = math.MaxInt64 }, want: map[string]string{"backoff::max_attempts": "must be at most 100"}},
+		{name: "NaN multiplier", modify: func(c *retry.BackoffConfig) { c.Multiplier = math.NaN() }, want: map[string]string{"backoff::multiplier": "NaN must be a finite number between 1 and 100"}},
+		{name: "infinite multiplier", modify: func(c *retry.BackoffConfig) { c.Multiplier = math.Inf(1) }, want: map[string]string{"backoff::multiplier": "+Inf must be a finite number between 1 and 100"}},
+		{name: "negative infinite multiplier", modify: func(c *retry.BackoffConfig) { c.Multiplier = math.Inf(-1) }, want: map[string]string{"backoff::multiplier": "-Inf must be a finite number between 1 and 100"}},
+		{name: "multiplier above its bound", modify: func(c *retry.BackoffConfig) { c.Multiplier = 100.5 }, want: map[string]string{"backoff::multiplier": "100.5 must be at most 100"}},
+		{name: "max_interval above a day", modify: func(c *retry.BackoffConfig) { c.MaxInterval = 1000000 * time.Hour }, want: map[string]string{"backoff::max_interval": "1000000h0m0s must be at most 24h0m0s"}},
+		{name: "largest max_interval", modify: func(c *retry.BackoffConfig) { c.MaxInterval = math.MaxInt64 }, want: map[string]string{"backoff::max_interval": "must be at most 24h0m0s"}},
+		{name: "jitter above max_interval", modify: func(c *retry.BackoffConfig) { c.Jitter = 31 * time.Second }, want: map[string]string{"backoff::jitter": "31s must not exceed backoff::max_interval (30s)"}},
+		{
+			name:   "largest max_interval and jitter",
+			modify: func(c *retry.BackoffConfig) { c.MaxInterval, c.Jitter = math.MaxInt64, math.MaxInt64 },
+			want:   map[string]string{"backoff::max_interval": "must be at most 24h0m0s"},
+		},
 		{
 			name: "every key wrong at once",
 			modify: func(c *retry.BackoffConfig) {
@@ -135,6 +157,39 @@ func TestRetryAfterConfigValidate(t *testing.T) {
 		{name: "max_elapsed equal to max", modify: func(c *retry.RetryAfterConfig) { c.MaxElapsed = c.Max }, want: map[string]string{"retry_after::max_elapsed": "three capped waits"}},
 		{name: "negative jitter", modify: func(c *retry.RetryAfterConfig) { c.Jitter = -time.Millisecond }, want: map[string]string{"retry_after::jitter": "must be between 0s and 5s"}},
 		{name: "jitter above its bound", modify: func(c *retry.RetryAfterConfig) { c.Jitter = 5*time.Second + 1 }, want: map[string]string{"retry_after::jitter": "must be between 0s and 5s"}},
+		{name: "max of a day is fine", modify: func(c *retry.RetryAfterConfig) { c.Max, c.MaxElapsed = 24*time.Hour, 72*time.Hour }},
+		{name: "max_elapsed of a year is fine", modify: func(c *retry.RetryAfterConfig) { c.MaxElapsed = 8760 * time.Hour }},
+		{
+			// 3 x max overflowed int64 and wrapped negative: max_elapsed 1s passed.
+			name:   "max so large that three of it overflow",
+			modify: func(c *retry.RetryAfterConfig) { c.Max, c.MaxElapsed = 1000000*time.Hour, time.Second },
+			want: map[string]string{
+				"retry_after::max":         "1000000h0m0s must be at most 24h0m0s",
+				"retry_after::max_elapsed": "1s must allow at least three capped waits (3 x retry_after::max = more than 2562047h47m16.854775807s)",
+			},
+		},
+		{
+			name:   "largest max and max_elapsed",
+			modify: func(c *retry.RetryAfterConfig) { c.Max, c.MaxElapsed = math.MaxInt64, math.MaxInt64 },
+			want: map[string]string{
+				"retry_after::max":         "must be at most 24h0m0s",
+				"retry_after::max_elapsed": "must be at most 8760h0m0s",
+			},
+		},
+		{name: "max above a day", modify: func(c *retry.RetryAfterConfig) { c.Max, c.MaxElapsed = 25*time.Hour, 75*time.Hour }, want: map[string]string{"retry_after::max": "25h0m0s must be at most 24h0m0s"}},
+		{name: "max_elapsed above a year", modify: func(c *retry.RetryAfterConfig) { c.MaxElapsed = 8761 * time.Hour }, want: map[string]string{"retry_after::max_elapsed": "8761h0m0s must be at most 8760h0m0s"}},
+		{
+			// -2s >= 3 x -1s: the three-waits check alone let it through.
+			name: "negative max_elapsed",
+			modify: func(c *retry.RetryAfterConfig) {
+				c.Max, c.Default, c.MaxElapsed = -time.Second, -time.Second, -2*time.Second
+			},
+			want: map[string]string{
+				"retry_after::max":         "-1s must be positive",
+				"retry_after::default":     "-1s must not be negative",
+				"retry_after::max_elapsed": "-2s must not be negative",
+			},
+		},
 		{
 			name:   "zero value",
 			modify: func(c *retry.RetryAfterConfig) { *c = retry.RetryAfterConfig{} },
@@ -144,6 +199,67 @@ func TestRetryAfterConfigValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := retry.NewDefaultRetryAfterConfig()
+			tt.modify(&cfg)
+			err := cfg.Validate()
+			if len(tt.want) == 0 {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assertProblems(t, err, tt.want)
+		})
+	}
+}
+
+func TestUnauthorizedConfigValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		modify func(*retry.UnauthorizedConfig)
+		want   map[string]string
+	}{
+		{name: "defaults", modify: func(*retry.UnauthorizedConfig) {}},
+		{name: "one second is fine", modify: func(c *retry.UnauthorizedConfig) { c.ProbeInterval = time.Second }},
+		{name: "a day is fine", modify: func(c *retry.UnauthorizedConfig) { c.ProbeInterval = 24 * time.Hour }},
+
+		{name: "below a second", modify: func(c *retry.UnauthorizedConfig) { c.ProbeInterval = 999 * time.Millisecond }, want: map[string]string{"unauthorized::probe_interval": "999ms must be at least 1s"}},
+		{name: "zero", modify: func(c *retry.UnauthorizedConfig) { c.ProbeInterval = 0 }, want: map[string]string{"unauthorized::probe_interval": "0s must be at least 1s"}},
+		{name: "negative", modify: func(c *retry.UnauthorizedConfig) { c.ProbeInterval = -time.Minute }, want: map[string]string{"unauthorized::probe_interval": "-1m0s must be at least 1s"}},
+		{name: "above a day", modify: func(c *retry.UnauthorizedConfig) { c.ProbeInterval = 25 * time.Hour }, want: map[string]string{"unauthorized::probe_interval": "25h0m0s must be at most 24h0m0s"}},
+		{name: "largest", modify: func(c *retry.UnauthorizedConfig) { c.ProbeInterval = math.MaxInt64 }, want: map[string]string{"unauthorized::probe_interval": "must be at most 24h0m0s"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := retry.NewDefaultUnauthorizedConfig()
+			assert.Equal(t, time.Minute, cfg.ProbeInterval, "documented default")
+			tt.modify(&cfg)
+			err := cfg.Validate()
+			if len(tt.want) == 0 {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assertProblems(t, err, tt.want)
+		})
+	}
+}
+
+func TestOutageConfigValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		modify func(*retry.OutageConfig)
+		want   map[string]string
+	}{
+		{name: "defaults: no limit", modify: func(*retry.OutageConfig) {}},
+		{name: "an hour is fine", modify: func(c *retry.OutageConfig) { c.MaxDuration = time.Hour }},
+		{name: "a year is fine", modify: func(c *retry.OutageConfig) { c.MaxDuration = 8760 * time.Hour }},
+
+		{name: "negative", modify: func(c *retry.OutageConfig) { c.MaxDuration = -time.Minute }, want: map[string]string{"outage::max_duration": "-1m0s must not be negative (0 means no limit)"}},
+		{name: "above a year", modify: func(c *retry.OutageConfig) { c.MaxDuration = 8761 * time.Hour }, want: map[string]string{"outage::max_duration": "8761h0m0s must be at most 8760h0m0s; use 0 for no limit"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := retry.NewDefaultOutageConfig()
+			assert.Zero(t, cfg.MaxDuration, "documented default")
 			tt.modify(&cfg)
 			err := cfg.Validate()
 			if len(tt.want) == 0 {

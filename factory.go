@@ -44,10 +44,10 @@ func newFactory(clock retry.Clock) exporter.Factory {
 			if err != nil {
 				return nil, err
 			}
-			exp, err := xexporterhelper.NewTracesRequest(ctx, set, func(ctx context.Context, td ptrace.Traces) (xexporterhelper.Request, error) {
+			exp, err := xexporterhelper.NewTracesRequest(ctx, helperSettings(set, cfg.(*Config)), func(ctx context.Context, td ptrace.Traces) (xexporterhelper.Request, error) {
 				req := ptraceotlp.NewExportRequestFromTraces(td)
 				return e.newPayload(ctx, td.SpanCount(), req.MarshalProto, req.MarshalJSON)
-			}, e.push, opts...)
+			}, markInterrupted(e.push), opts...)
 			if err != nil {
 				return nil, err
 			}
@@ -58,10 +58,10 @@ func newFactory(clock retry.Clock) exporter.Factory {
 			if err != nil {
 				return nil, err
 			}
-			exp, err := xexporterhelper.NewMetricsRequest(ctx, set, func(ctx context.Context, md pmetric.Metrics) (xexporterhelper.Request, error) {
+			exp, err := xexporterhelper.NewMetricsRequest(ctx, helperSettings(set, cfg.(*Config)), func(ctx context.Context, md pmetric.Metrics) (xexporterhelper.Request, error) {
 				req := pmetricotlp.NewExportRequestFromMetrics(md)
 				return e.newPayload(ctx, md.DataPointCount(), req.MarshalProto, req.MarshalJSON)
-			}, e.push, opts...)
+			}, markInterrupted(e.push), opts...)
 			if err != nil {
 				return nil, err
 			}
@@ -72,10 +72,10 @@ func newFactory(clock retry.Clock) exporter.Factory {
 			if err != nil {
 				return nil, err
 			}
-			exp, err := xexporterhelper.NewLogsRequest(ctx, set, func(ctx context.Context, ld plog.Logs) (xexporterhelper.Request, error) {
+			exp, err := xexporterhelper.NewLogsRequest(ctx, helperSettings(set, cfg.(*Config)), func(ctx context.Context, ld plog.Logs) (xexporterhelper.Request, error) {
 				req := plogotlp.NewExportRequestFromLogs(ld)
 				return e.newPayload(ctx, ld.LogRecordCount(), req.MarshalProto, req.MarshalJSON)
-			}, e.push, opts...)
+			}, markInterrupted(e.push), opts...)
 			if err != nil {
 				return nil, err
 			}

@@ -72,8 +72,12 @@ func TestShutdownLogWithPersistentQueueSaysPayloadsAreKept(t *testing.T) {
 		require.NoError(t, exp1.ConsumeTraces(ctx, spans(fmt.Sprintf("kept-%d", i), 2)))
 	}
 	require.True(t, clock.WaitForTimers(payloads, 10*time.Second), "every payload is in its one-hour backoff wait")
+	before := logs.Len()
 	require.NoError(t, exp1.Shutdown(ctx))
 	stopStorage1()
+	for _, e := range logs.All()[before:] {
+		t.Logf("at shutdown: %s %s %s", e.Level, e.Caller.TrimmedPath(), e.Message)
+	}
 
 	var kept, errorLines, dropping, willRetry int
 	for _, e := range logs.All() {

@@ -44,42 +44,42 @@ func newFactory(clock retry.Clock) exporter.Factory {
 			if err != nil {
 				return nil, err
 			}
-			exp, err := xexporterhelper.NewTracesRequest(ctx, set, func(ctx context.Context, td ptrace.Traces) (xexporterhelper.Request, error) {
+			exp, err := xexporterhelper.NewTracesRequest(ctx, helperSettings(set, cfg.(*Config)), func(ctx context.Context, td ptrace.Traces) (xexporterhelper.Request, error) {
 				req := ptraceotlp.NewExportRequestFromTraces(td)
 				return e.newPayload(ctx, td.SpanCount(), req.MarshalProto, req.MarshalJSON)
-			}, e.push, opts...)
+			}, markInterrupted(e.push), opts...)
 			if err != nil {
 				return nil, err
 			}
-			return tracesExporter{Traces: exp, shutdownOnce: &shutdownOnce{stop: e.stop, next: exp.Shutdown}}, nil
+			return tracesExporter{Traces: exp, shutdownOnce: &shutdownOnce{stop: e.stop, next: exp.Shutdown}, tel: e.tel}, nil
 		}, metadata.TracesStability),
 		exporter.WithMetrics(func(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Metrics, error) {
 			e, opts, err := build(set, cfg, metricsSignal, clock)
 			if err != nil {
 				return nil, err
 			}
-			exp, err := xexporterhelper.NewMetricsRequest(ctx, set, func(ctx context.Context, md pmetric.Metrics) (xexporterhelper.Request, error) {
+			exp, err := xexporterhelper.NewMetricsRequest(ctx, helperSettings(set, cfg.(*Config)), func(ctx context.Context, md pmetric.Metrics) (xexporterhelper.Request, error) {
 				req := pmetricotlp.NewExportRequestFromMetrics(md)
 				return e.newPayload(ctx, md.DataPointCount(), req.MarshalProto, req.MarshalJSON)
-			}, e.push, opts...)
+			}, markInterrupted(e.push), opts...)
 			if err != nil {
 				return nil, err
 			}
-			return metricsExporter{Metrics: exp, shutdownOnce: &shutdownOnce{stop: e.stop, next: exp.Shutdown}}, nil
+			return metricsExporter{Metrics: exp, shutdownOnce: &shutdownOnce{stop: e.stop, next: exp.Shutdown}, tel: e.tel}, nil
 		}, metadata.MetricsStability),
 		exporter.WithLogs(func(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Logs, error) {
 			e, opts, err := build(set, cfg, logsSignal, clock)
 			if err != nil {
 				return nil, err
 			}
-			exp, err := xexporterhelper.NewLogsRequest(ctx, set, func(ctx context.Context, ld plog.Logs) (xexporterhelper.Request, error) {
+			exp, err := xexporterhelper.NewLogsRequest(ctx, helperSettings(set, cfg.(*Config)), func(ctx context.Context, ld plog.Logs) (xexporterhelper.Request, error) {
 				req := plogotlp.NewExportRequestFromLogs(ld)
 				return e.newPayload(ctx, ld.LogRecordCount(), req.MarshalProto, req.MarshalJSON)
-			}, e.push, opts...)
+			}, markInterrupted(e.push), opts...)
 			if err != nil {
 				return nil, err
 			}
-			return logsExporter{Logs: exp, shutdownOnce: &shutdownOnce{stop: e.stop, next: exp.Shutdown}}, nil
+			return logsExporter{Logs: exp, shutdownOnce: &shutdownOnce{stop: e.stop, next: exp.Shutdown}, tel: e.tel}, nil
 		}, metadata.LogsStability),
 	)
 }
@@ -155,6 +155,7 @@ func (s *shutdownOnce) shutdown(ctx context.Context) error {
 type tracesExporter struct {
 	exporter.Traces
 	*shutdownOnce
+	tel *telemetry // counts batches the full queue refuses (queuefull.go)
 }
 
 func (x tracesExporter) Shutdown(ctx context.Context) error { return x.shutdown(ctx) }
@@ -162,6 +163,7 @@ func (x tracesExporter) Shutdown(ctx context.Context) error { return x.shutdown(
 type metricsExporter struct {
 	exporter.Metrics
 	*shutdownOnce
+	tel *telemetry // counts batches the full queue refuses (queuefull.go)
 }
 
 func (x metricsExporter) Shutdown(ctx context.Context) error { return x.shutdown(ctx) }
@@ -169,6 +171,7 @@ func (x metricsExporter) Shutdown(ctx context.Context) error { return x.shutdown
 type logsExporter struct {
 	exporter.Logs
 	*shutdownOnce
+	tel *telemetry // counts batches the full queue refuses (queuefull.go)
 }
 
 func (x logsExporter) Shutdown(ctx context.Context) error { return x.shutdown(ctx) }

@@ -6,6 +6,10 @@
 //
 //	go run ./cmd/demo -collector build/otelcol-retry/otelcol-retry
 //
+// The collector config, its log and the queue's storage go to a temporary
+// directory that is deleted at the end; -keep keeps it, -log-dir DIR puts
+// it under DIR and keeps it.
+//
 // It exits 0 only if every span arrived exactly once.
 package main
 
@@ -34,7 +38,8 @@ func run() int {
 	throttleFor := flag.Duration("throttle-for", def.ThrottleFor, "how long the backend answers 429 after its first request")
 	retryAfter := flag.Int("retry-after", def.RetryAfter, "Retry-After the backend sends with a 429, in seconds")
 	timeout := flag.Duration("timeout", def.DeliveryTimeout, "how long to wait for every span, from the load's start")
-	keep := flag.Bool("keep", false, "keep the temporary directory (config, collector log, queue storage)")
+	keep := flag.Bool("keep", false, "keep the run's directory (collector config, collector log, queue storage) in the system's temporary directory")
+	logDir := flag.String("log-dir", "", "keep the run's directory under `DIR` (created if missing; each run gets a new directory in it)")
 	printConfig := flag.Bool("print-config", false, "print the collector config template and exit")
 	flag.Parse()
 
@@ -43,22 +48,21 @@ func run() int {
 		return 0
 	}
 
-	dir, err := os.MkdirTemp("", "otlp-http-retry-demo-")
+	work, err := demorun.NewWorkDir(*logDir, *keep)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		return 2
 	}
-	if *keep {
-		fmt.Println("working directory (kept):", dir)
-	} else {
-		defer os.RemoveAll(dir)
+	if work.Kept {
+		fmt.Println("working directory (kept):", work.Path)
 	}
+	defer work.Close()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
 	s := def
-	s.CollectorBin, s.Dir = *collector, dir
+	s.CollectorBin, s.Dir, s.Kept, s.KeepHint = *collector, work.Path, work.Kept, "run with -keep to keep it"
 	s.Load.Batches, s.Load.SpansPerBatch, s.Load.Interval = *batches, *spans, *interval
 	s.ThrottleFor, s.RetryAfter, s.DeliveryTimeout = *throttleFor, *retryAfter, *timeout
 	s.Progress = progressWriter{start: time.Now()}

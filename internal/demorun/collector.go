@@ -97,7 +97,8 @@ func (c *Collector) WaitHealthy(ctx context.Context, url string) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("collector not healthy at %s (%s): %w; see %s", url, last, ctx.Err(), c.LogPath)
+			// The log itself, not its path: the path may go with the run's directory.
+			return fmt.Errorf("collector not healthy at %s (%s): %w; its log:\n%s", url, last, ctx.Err(), c.LogTail(40))
 		case <-c.exited:
 			return fmt.Errorf("collector exited before it was healthy (%v); its log:\n%s", exitErr(c.waitErr), c.LogTail(40))
 		case <-tick.C:

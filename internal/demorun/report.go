@@ -85,7 +85,7 @@ func (r *ThrottleResult) WriteReport(w io.Writer) {
 	fmt.Fprintln(w)
 
 	if len(r.LogLines) > 0 {
-		fmt.Fprintf(w, "\n== Collector log: throttling, drops, warnings (full log: %s) ==\n", r.CollectorLog)
+		fmt.Fprintf(w, "\n== Collector log: throttling, drops, warnings (full log: %s) ==\n", r.fullLog())
 		lines := r.LogLines
 		if len(lines) > 20 {
 			fmt.Fprintf(w, "(last 20 of %d lines)\n", len(lines))
@@ -109,11 +109,33 @@ func (r *ThrottleResult) WriteReport(w io.Writer) {
 	}
 
 	fmt.Fprintln(w)
+	if sc.Kept {
+		fmt.Fprintf(w, "kept: collector config %s, collector log %s\n\n", r.ConfigPath, r.CollectorLog)
+	} else {
+		fmt.Fprintf(w, "working directory (collector config, log, queue storage): %s\n\n", r.notKept())
+	}
 	if err := r.Err(); err != nil {
 		fmt.Fprintf(w, "RESULT: FAIL\n%v\n", err)
 		return
 	}
 	fmt.Fprintf(w, "RESULT: PASS: every one of the %d spans arrived exactly once; no request arrived inside a refused window; retries reused their key and bytes\n", r.Load.Spans())
+}
+
+// fullLog says where the full log is, or, when it goes with the run's
+// directory, that it goes and how to keep it: never a path that will not exist.
+func (r *ThrottleResult) fullLog() string {
+	if r.Scenario.Kept {
+		return r.CollectorLog
+	}
+	return r.notKept()
+}
+
+func (r *ThrottleResult) notKept() string {
+	s := "deleted when the run ends"
+	if r.Scenario.KeepHint != "" {
+		s += "; " + r.Scenario.KeepHint
+	}
+	return s
 }
 
 func keyPrefix(k string) string {

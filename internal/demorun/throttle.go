@@ -20,8 +20,13 @@ const MetricPrefix = "otelcol_otlp_http_retry_"
 type Throttle struct {
 	CollectorBin string
 	// Dir must exist; the config, the log and the queue's storage go there.
-	Dir  string
-	Load Load
+	Dir string
+	// Kept says Dir outlives the run; only then does the report name the
+	// files in it. KeepHint, for a Dir that goes, says how to keep it
+	// (cmd/demo: "run with -keep to keep it").
+	Kept     bool
+	KeepHint string
+	Load     Load
 	// ThrottleFor and RetryAfter (seconds) script the backend.
 	ThrottleFor time.Duration
 	RetryAfter  int
@@ -62,8 +67,10 @@ type ThrottleResult struct {
 	Metrics Metrics
 	// LogLines are the collector's log lines about throttling, drops and errors.
 	LogLines []string
-	// CollectorLog is the path of the collector's full log.
+	// CollectorLog and ConfigPath are the collector's full log and its
+	// config, in Scenario.Dir.
 	CollectorLog string
+	ConfigPath   string
 	// ShutdownTook is how long the collector took to exit after SIGTERM.
 	ShutdownTook time.Duration
 	ShutdownErr  error
@@ -91,7 +98,7 @@ func (s Throttle) Run(ctx context.Context) (*ThrottleResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &ThrottleResult{Scenario: s, CollectorLog: env.Collector.LogPath}
+	res := &ThrottleResult{Scenario: s, CollectorLog: env.Collector.LogPath, ConfigPath: env.ConfigPath}
 	stopped := false
 	defer func() {
 		if !stopped {

@@ -139,9 +139,43 @@ func redactLocation(loc string) string {
 	return redact(u)
 }
 
-// redact returns u without user info, query or fragment.
+// redact returns u without user info, query or fragment, in every form a
+// URL can take: absolute (https://user:pw@host), opaque (https:user:pw@host,
+// where Go's parser keeps user info in Opaque), scheme-relative
+// (//user:pw@host) and relative (user info look-alikes in the first path
+// segment, https:/user:pw@host).
 func redact(u *url.URL) string {
 	c := *u
-	c.User, c.RawQuery, c.Fragment, c.RawFragment = nil, "", "", ""
+	c.User, c.RawQuery, c.ForceQuery, c.Fragment, c.RawFragment = nil, "", false, "", ""
+	if c.Opaque != "" {
+		if i := strings.LastIndex(c.Opaque, "@"); i >= 0 {
+			c.Opaque = c.Opaque[i+1:]
+			if c.Scheme != "http" && c.Scheme != "https" {
+				// "user:pw@host" parses as scheme "user": the scheme is
+				// the user name.
+				return c.Opaque
+			}
+		}
+		return c.String()
+	}
+	if c.Host == "" {
+		c.Path = dropUserInfoLookAlike(c.Path)
+		c.RawPath = ""
+	}
 	return c.String()
+}
+
+// dropUserInfoLookAlike cuts a first path segment up to its last '@'.
+func dropUserInfoLookAlike(path string) string {
+	lead := len(path) - len(strings.TrimLeft(path, "/"))
+	first, rest, _ := strings.Cut(path[lead:], "/")
+	i := strings.LastIndex(first, "@")
+	if i < 0 {
+		return path
+	}
+	out := path[:lead] + first[i+1:]
+	if rest != "" || strings.Contains(path[lead:], "/") {
+		out += "/" + rest
+	}
+	return out
 }

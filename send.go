@@ -20,7 +20,14 @@ import (
 	"github.com/otlphttpretry/otlphttpretry/retry"
 )
 
+// maxResponseBytes is what a response body may contribute to a message.
 const maxResponseBytes = 64 * 1024
+
+// maxDrainBytes bounds what is read of one response body in all: a body up
+// to this size is read to its end, so that net/http can reuse the
+// connection; a larger (or endless) one is given up, and its connection
+// closed.
+const maxDrainBytes = 1 << 20
 
 // send makes one attempt: the payload's bytes, its key, nothing else
 // computed again.
@@ -44,9 +51,7 @@ func (e *baseExporter) send(ctx context.Context, p *payload, attempt int) retry.
 	if err != nil {
 		return retry.Response{Err: redactURLError(err)}
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseBytes))
+	body := readBody(resp.Body)
 
 	out := retry.Response{Status: resp.StatusCode, Header: resp.Header}
 	switch code := resp.StatusCode; {
@@ -59,6 +64,15 @@ func (e *baseExporter) send(ctx context.Context, p *payload, attempt int) retry.
 		out.Err = fmt.Errorf("%s answered %d %s%s", e.redactedURL, code, http.StatusText(code), backendMessage(body, resp.Header.Get("Content-Type")))
 	}
 	return out
+}
+
+// readBody returns the first maxResponseBytes of body, drains the rest up to
+// maxDrainBytes in all, and closes it.
+func readBody(body io.ReadCloser) []byte {
+	defer body.Close()
+	head, _ := io.ReadAll(io.LimitReader(body, maxResponseBytes))
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, maxDrainBytes-int64(len(head))))
+	return head
 }
 
 // partialSuccess logs and counts what a 2xx rejected; it is not retried.

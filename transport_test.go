@@ -186,4 +186,3 @@ func TestEndlessErrorBodyIsAbandonedAtTheDrainBound(t *testing.T) {
 	assert.EqualValues(t, 5, requests.Load())
 	assert.EqualValues(t, 5, conns.Load(), "a connection whose body was given up is not reused")
 }
-

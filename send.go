@@ -82,6 +82,15 @@ func (e *baseExporter) partialSuccess(ctx context.Context, p *payload, body []by
 		e.set.Logger.Debug("Could not read the export response", zap.Error(err))
 		return
 	}
+	if rejected < 0 || rejected > int64(p.items) {
+		counted := min(max(rejected, 0), int64(p.items))
+		note := fmt.Sprintf("the backend's %s=%d is out of range for a batch of %d %s; counted as %d",
+			e.signal.rejectedField, rejected, p.items, e.signal.items, counted)
+		if msg != "" {
+			note += ". Backend message: " + msg
+		}
+		rejected, msg = counted, note
+	}
 	if rejected == 0 && msg == "" {
 		return
 	}

@@ -32,21 +32,21 @@ const maxDrainBytes = 1 << 20
 // send makes one attempt: the payload's bytes, its key, nothing else
 // computed again.
 func (e *baseExporter) send(ctx context.Context, p *payload, attempt int) retry.Response {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url, bytes.NewReader(p.body))
+	owned := &ownedHeaders{length: int64(len(p.body))}
+	owned.add("Content-Type", e.contentType)
+	owned.add("Content-Encoding", e.contentEncoding)
+	if e.cfg.IdempotencyHeader != "" {
+		owned.add(e.cfg.IdempotencyHeader, p.key.String())
+	}
+	if e.cfg.AttemptHeader != "" {
+		owned.add(e.cfg.AttemptHeader, strconv.Itoa(attempt))
+	}
+	req, err := http.NewRequestWithContext(withOwnedHeaders(ctx, owned), http.MethodPost, e.url, bytes.NewReader(p.body))
 	if err != nil {
 		return retry.Response{Err: err}
 	}
-	req.Header.Set("Content-Type", e.contentType)
-	if e.contentEncoding != "" {
-		req.Header.Set("Content-Encoding", e.contentEncoding)
-	}
+	owned.apply(req)
 	req.Header.Set("User-Agent", e.userAgent)
-	if e.cfg.IdempotencyHeader != "" {
-		req.Header.Set(e.cfg.IdempotencyHeader, p.key.String())
-	}
-	if e.cfg.AttemptHeader != "" {
-		req.Header.Set(e.cfg.AttemptHeader, strconv.Itoa(attempt))
-	}
 	resp, err := e.client.Do(req)
 	if err != nil {
 		return retry.Response{Err: redactURLError(err)}

@@ -12,13 +12,18 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/configauth"
 	"go.opentelemetry.io/collector/config/configmiddleware"
+	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/extension/extensionauth"
 	"go.opentelemetry.io/collector/extension/extensionmiddleware"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -185,4 +190,108 @@ func TestEndlessErrorBodyIsAbandonedAtTheDrainBound(t *testing.T) {
 	}
 	assert.EqualValues(t, 5, requests.Load())
 	assert.EqualValues(t, 5, conns.Load(), "a connection whose body was given up is not reused")
+}
+
+// headerAuth is an auth extension (extensionauth.HTTPClient) that writes
+// the given headers on every request, as a real one would write
+// Authorization.
+type headerAuth struct {
+	component.StartFunc
+	component.ShutdownFunc
+	headers map[string]string
+}
+
+var _ extensionauth.HTTPClient = (*headerAuth)(nil)
+
+func (a *headerAuth) RoundTripper(next http.RoundTripper) (http.RoundTripper, error) {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		r = r.Clone(r.Context())
+		for k, v := range a.headers {
+			r.Header.Set(k, v)
+		}
+		return next.RoundTrip(r)
+	}), nil
+}
+
+// headerMiddleware is a client middleware that rewrites a request the way
+// a careless one could: its own Content-Type, a second idempotency key
+// under a non-canonical name, and a Content-Length it does not know.
+type headerMiddleware struct {
+	component.StartFunc
+	component.ShutdownFunc
+}
+
+var _ extensionmiddleware.HTTPClient = (*headerMiddleware)(nil)
+
+func (*headerMiddleware) GetHTTPRoundTripper(context.Context) (extensionmiddleware.WrapHTTPRoundTripperFunc, error) {
+	return func(_ context.Context, next http.RoundTripper) (http.RoundTripper, error) {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			r = r.Clone(r.Context())
+			r.Header.Set("Content-Type", "text/plain")
+			r.Header["idempotency-key"] = []string{"from-middleware"}
+			r.Header.Set("X-Attempt", "99")
+			r.ContentLength = -1 // unknown: would go out chunked
+			return next.RoundTrip(r)
+		}), nil
+	}, nil
+}
+
+func TestExporterOwnsItsHeadersOnTheWire(t *testing.T) {
+	srv := newBackend(t, reply(503), reply(200))
+	authID := component.MustNewID("header_auth")
+	mwID := component.MustNewID("header_middleware")
+	cfg := testConfig(srv.URL)
+	cfg.AttemptHeader = "X-Attempt"
+	cfg.ClientConfig.Auth = configoptional.Some(configauth.Config{AuthenticatorID: authID})
+	cfg.ClientConfig.Middlewares = []configmiddleware.Config{{ID: mwID}}
+	h := startTracesWithExtensions(t, cfg, retrytest.NewAutoClock(start), map[component.ID]component.Component{
+		authID: &headerAuth{headers: map[string]string{
+			"Idempotency-Key":  "static",
+			"Content-Encoding": "identity",
+			"Authorization":    "Bearer from-auth-extension",
+		}},
+		mwID: &headerMiddleware{},
+	})
+
+	for range 3 {
+		require.NoError(t, h.exp.ConsumeTraces(context.Background(), spans("a", 2)))
+	}
+	got := srv.got()
+	require.Len(t, got, 4, "the first batch was retried once")
+	keys := map[string]bool{}
+	for i, r := range got {
+		assert.Equal(t, []string{"gzip"}, r.Header.Values("Content-Encoding"), "request %d", i)
+		assert.Equal(t, []string{"application/x-protobuf"}, r.Header.Values("Content-Type"), "request %d", i)
+		assert.Equal(t, []string{strconv.Itoa(len(r.Body))}, r.Header.Values("Content-Length"), "request %d", i)
+		assert.Equal(t, "Bearer from-auth-extension", r.Header.Get("Authorization"), "request %d: the auth extension's credentials still arrive", i)
+		key := r.Header.Values("Idempotency-Key")
+		require.Len(t, key, 1, "request %d carries one key", i)
+		_, err := uuid.Parse(key[0])
+		require.NoError(t, err, "request %d: the payload's key, not %q", i, key[0])
+		keys[key[0]] = true
+		req := ptraceotlp.NewExportRequest()
+		require.NoError(t, req.UnmarshalProto(gunzip(t, r.Body)), "request %d is the gzip-compressed payload", i)
+		assert.Equal(t, 2, req.Traces().SpanCount())
+	}
+	assert.Equal(t, []string{"1"}, got[0].Header.Values("X-Attempt"))
+	assert.Equal(t, []string{"2"}, got[1].Header.Values("X-Attempt"))
+	assert.Equal(t, got[0].Header.Get("Idempotency-Key"), got[1].Header.Get("Idempotency-Key"), "a retry carries its payload's key")
+	assert.Len(t, keys, 3, "one key per payload")
+}
+
+func TestExporterOwnsContentEncodingWhenUncompressed(t *testing.T) {
+	srv := newBackend(t)
+	authID := component.MustNewID("header_auth")
+	cfg := testConfig(srv.URL)
+	cfg.ClientConfig.Compression = "none"
+	cfg.ClientConfig.Auth = configoptional.Some(configauth.Config{AuthenticatorID: authID})
+	h := startTracesWithExtensions(t, cfg, retrytest.NewAutoClock(start), map[component.ID]component.Component{
+		authID: &headerAuth{headers: map[string]string{"Content-Encoding": "gzip"}},
+	})
+	require.NoError(t, h.exp.ConsumeTraces(context.Background(), spans("a", 1)))
+	got := srv.got()
+	require.Len(t, got, 1)
+	assert.Empty(t, got[0].Header.Values("Content-Encoding"), "an uncompressed payload goes out without Content-Encoding")
+	req := ptraceotlp.NewExportRequest()
+	require.NoError(t, req.UnmarshalProto(got[0].Body))
 }

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 	"google.golang.org/genproto/googleapis/rpc/status"
@@ -49,7 +50,7 @@ func (e *baseExporter) send(ctx context.Context, p *payload, attempt int) retry.
 	req.Header.Set("User-Agent", e.userAgent)
 	resp, err := e.client.Do(req)
 	if err != nil {
-		return retry.Response{Err: redactURLError(err)}
+		return retry.Response{Err: e.scrub.scrubError(redactURLError(err))}
 	}
 	body := readBody(resp.Body)
 
@@ -59,9 +60,13 @@ func (e *baseExporter) send(ctx context.Context, p *payload, attempt int) retry.
 		e.partialSuccess(ctx, p, body, resp.Header.Get("Content-Type"))
 	case code >= 300 && code <= 399:
 		out.Err = fmt.Errorf("%s answered %d %s pointing to %q; redirects are never followed, so headers and credentials never reach another host: set the endpoint to the final URL",
-			e.redactedURL, code, http.StatusText(code), redactLocation(resp.Header.Get("Location")))
+			e.redactedURL, code, http.StatusText(code), e.scrub.scrub(redactLocation(resp.Header.Get("Location"))))
 	default:
-		out.Err = fmt.Errorf("%s answered %d %s%s", e.redactedURL, code, http.StatusText(code), backendMessage(body, resp.Header.Get("Content-Type")))
+		msg := backendMessage(body, resp.Header.Get("Content-Type"))
+		if msg != "" {
+			msg = ": " + truncate(e.scrub.scrub(msg))
+		}
+		out.Err = fmt.Errorf("%s answered %d %s%s", e.redactedURL, code, http.StatusText(code), msg)
 	}
 	return out
 }
@@ -79,9 +84,10 @@ func readBody(body io.ReadCloser) []byte {
 func (e *baseExporter) partialSuccess(ctx context.Context, p *payload, body []byte, contentType string) {
 	rejected, msg, err := e.signal.rejected(body, contentType)
 	if err != nil {
-		e.set.Logger.Debug("Could not read the export response", zap.Error(err))
+		e.set.Logger.Debug("Could not read the export response", zap.Error(e.scrub.scrubError(err)))
 		return
 	}
+	msg = e.scrub.scrub(msg) // before anything truncates it
 	if rejected < 0 || rejected > int64(p.items) {
 		counted := min(max(rejected, 0), int64(p.items))
 		note := fmt.Sprintf("the backend's %s=%d is out of range for a batch of %d %s; counted as %d",
@@ -98,7 +104,8 @@ func (e *baseExporter) partialSuccess(ctx context.Context, p *payload, body []by
 }
 
 // backendMessage extracts the message of an OTLP error body (a Status in
-// protobuf or JSON) or the start of a text body.
+// protobuf or JSON) or a text body, whole: the caller scrubs it, then
+// truncates it, so that no part of a credential survives at the cut.
 func backendMessage(body []byte, contentType string) string {
 	if len(body) == 0 {
 		return ""
@@ -107,7 +114,7 @@ func backendMessage(body []byte, contentType string) string {
 	case protobufContentType:
 		var st status.Status
 		if proto.Unmarshal(body, &st) == nil && st.GetMessage() != "" {
-			return ": " + truncate(st.GetMessage())
+			return st.GetMessage()
 		}
 		return ""
 	case jsonContentType:
@@ -115,23 +122,28 @@ func backendMessage(body []byte, contentType string) string {
 			Message string `json:"message"`
 		}
 		if json.Unmarshal(body, &st) == nil && st.Message != "" {
-			return ": " + truncate(st.Message)
+			return st.Message
 		}
 	}
 	if text := strings.TrimSpace(string(body)); text != "" && !strings.ContainsFunc(text, isControl) {
-		return ": " + truncate(text)
+		return text
 	}
 	return ""
 }
 
 func isControl(r rune) bool { return r < 0x20 && r != '\t' && r != '\n' && r != '\r' }
 
+// truncate cuts s to at most 256 bytes, at a character boundary.
 func truncate(s string) string {
 	const limit = 256
-	if len(s) > limit {
-		return s[:limit] + "…"
+	if len(s) <= limit {
+		return s
 	}
-	return s
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 func mediaType(contentType string) string {

@@ -24,7 +24,8 @@ var idleCloserID = component.MustNewID("otlp_http_retry_idle_closer")
 type idleCloser struct {
 	component.StartFunc
 	component.ShutdownFunc
-	base http.RoundTripper
+	base  http.RoundTripper
+	scrub *scrubber
 }
 
 var _ extensionmiddleware.HTTPClient = (*idleCloser)(nil)
@@ -32,7 +33,7 @@ var _ extensionmiddleware.HTTPClient = (*idleCloser)(nil)
 func (c *idleCloser) GetHTTPRoundTripper(context.Context) (extensionmiddleware.WrapHTTPRoundTripperFunc, error) {
 	return func(_ context.Context, rt http.RoundTripper) (http.RoundTripper, error) {
 		c.base = rt
-		return &lastHop{next: rt}, nil
+		return &lastHop{next: rt, scrub: c.scrub}, nil
 	}, nil
 }
 
@@ -45,9 +46,14 @@ func (c *idleCloser) closeIdle() {
 // lastHop runs after every other layer of the client: confighttp's
 // headers, the auth extension and the user's middlewares. It puts back the
 // headers the exporter owns, so that what goes on the wire is the
-// exporter's whatever an earlier layer set.
+// exporter's whatever an earlier layer set; it tells the scrubber the
+// credentials the request carries (an auth extension's Authorization and
+// Proxy-Authorization, user info turned into Basic auth by net/http); and
+// it scrubs transport errors, so that otelhttp's span records them
+// scrubbed too.
 type lastHop struct {
-	next http.RoundTripper
+	next  http.RoundTripper
+	scrub *scrubber
 }
 
 func (h *lastHop) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -55,7 +61,12 @@ func (h *lastHop) RoundTrip(req *http.Request) (*http.Response, error) {
 		req = req.Clone(req.Context())
 		owned.apply(req)
 	}
-	return h.next.RoundTrip(req)
+	h.scrub.learn(append(req.Header.Values("Authorization"), req.Header.Values("Proxy-Authorization")...)...)
+	resp, err := h.next.RoundTrip(req)
+	if err != nil {
+		return resp, h.scrub.scrubError(err)
+	}
+	return resp, nil
 }
 
 type ownedHeadersKey struct{}
@@ -103,9 +114,9 @@ func withOwnedHeaders(ctx context.Context, o *ownedHeaders) context.Context {
 
 // newClient builds the HTTP client from confighttp with compression off
 // (payloads are compressed once, at the door) and redirects never followed.
-func newClient(ctx context.Context, cfg confighttp.ClientConfig, host component.Host, set component.TelemetrySettings) (*http.Client, *idleCloser, error) {
+func newClient(ctx context.Context, cfg confighttp.ClientConfig, host component.Host, set component.TelemetrySettings, scrub *scrubber) (*http.Client, *idleCloser, error) {
 	cfg.Compression = ""
-	closer := &idleCloser{}
+	closer := &idleCloser{scrub: scrub}
 	// Middlewares apply in reverse, so the last one wraps the bare transport.
 	cfg.Middlewares = append(append([]configmiddleware.Config(nil), cfg.Middlewares...), configmiddleware.Config{ID: idleCloserID})
 	extensions := maps.Clone(host.GetExtensions())

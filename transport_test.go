@@ -44,16 +44,24 @@ func (h extHost) GetExtensions() map[component.ID]component.Component { return h
 // startTracesWithExtensions is startTraces on a host that offers ext.
 func startTracesWithExtensions(t *testing.T, cfg *Config, clock *retrytest.Clock, ext map[component.ID]component.Component) *harness {
 	t.Helper()
+	host := &statusHost{Host: extHost{Host: componenttest.NewNopHost(), ext: ext}}
+	h := startTracesOnHost(t, cfg, clock, host)
+	h.host = host
+	return h
+}
+
+// startTracesOnHost is startTraces on the given host.
+func startTracesOnHost(t *testing.T, cfg *Config, clock *retrytest.Clock, host component.Host) *harness {
+	t.Helper()
 	core, logs := observer.New(zapcore.DebugLevel)
-	h := &harness{clock: clock, tel: componenttest.NewTelemetry(), logs: logs,
-		host: &statusHost{Host: extHost{Host: componenttest.NewNopHost(), ext: ext}}}
+	h := &harness{clock: clock, tel: componenttest.NewTelemetry(), logs: logs}
 	set := exportertest.NewNopSettings(metadata.Type)
 	set.TelemetrySettings = h.tel.NewTelemetrySettings()
 	set.Logger = zap.New(core)
 	require.NoError(t, cfg.Validate())
 	exp, err := newFactory(clock).CreateTraces(context.Background(), set, cfg)
 	require.NoError(t, err)
-	require.NoError(t, exp.Start(context.Background(), h.host))
+	require.NoError(t, exp.Start(context.Background(), host))
 	h.exp, h.id = exp, set.ID.String()
 	t.Cleanup(func() {
 		_ = exp.Shutdown(context.Background())

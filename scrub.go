@@ -42,7 +42,7 @@ type scrubber struct {
 	static []string // from the config
 
 	mu       sync.RWMutex
-	learned  []string // header values, oldest first
+	learned  []string // header values, least recent first
 	replacer *strings.Replacer
 }
 
@@ -60,10 +60,15 @@ func newScrubber(cfg *confighttp.ClientConfig, endpoints ...string) *scrubber {
 }
 
 // learn records header values sent on the wire (Authorization,
-// Proxy-Authorization). A value already known costs a read lock; a new one
-// is added, and the oldest beyond maxLearned is forgotten. A value still in
-// use is learned again with the next request that carries it.
+// Proxy-Authorization) of one request. Values already known cost a read
+// lock; a new one is added, the request's other values become the most
+// recent, and the least recent beyond maxLearned are forgotten. A value
+// forgotten while still in use is learned again with the next request that
+// carries it.
 func (s *scrubber) learn(values ...string) {
+	if s == nil {
+		return
+	}
 	s.mu.RLock()
 	known := true
 	for _, v := range values {
@@ -79,9 +84,15 @@ func (s *scrubber) learn(values ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, v := range values {
-		if v != "" && !slices.Contains(s.learned, v) {
-			s.learned = append(s.learned, v)
+		if v == "" {
+			continue
 		}
+		// Most recent last, this request's values included, so that
+		// trimming never forgets a value the request being sent carries.
+		if i := slices.Index(s.learned, v); i >= 0 {
+			s.learned = slices.Delete(s.learned, i, i+1)
+		}
+		s.learned = append(s.learned, v)
 	}
 	if n := len(s.learned) - maxLearned; n > 0 {
 		s.learned = slices.Delete(s.learned, 0, n)

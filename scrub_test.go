@@ -56,6 +56,7 @@ var echoForms = []struct {
 	{"protobuf status 400", true},
 	{"text 401", true},
 	{"partial success", false},
+	{"malformed json 200", false},
 	{"redirect", true},
 	{"malformed response", true},
 }
@@ -116,6 +117,8 @@ func (b *echoBackend) serve(w http.ResponseWriter, r *http.Request) {
 		resp.PartialSuccess().SetErrorMessage(echo)
 		body, _ := resp.MarshalProto()
 		write(200, "application/x-protobuf", body)
+	case "malformed json 200":
+		write(200, "application/json", []byte(`{"partialSuccess": `+r.Header.Get("Authorization")+`}`))
 	case "redirect":
 		auth := r.Header.Get("Authorization")
 		_, token, _ := strings.Cut(auth, " ")
@@ -319,6 +322,7 @@ func TestNoCredentialInAnyOutput(t *testing.T) {
 			require.NotEmpty(t, h.logs.FilterMessage("Retry decision").All())
 			require.NotEmpty(t, h.logs.FilterMessageSnippet("Partial success").All())
 			require.NotEmpty(t, h.logs.FilterMessageSnippet("Dropped a batch").All())
+			require.NotEmpty(t, h.logs.FilterMessageSnippet("Could not read the export response").All())
 			for i, e := range all {
 				leaks(fmt.Sprintf("log entry %d (%q)", i, e.Message), entryText(e))
 			}
@@ -372,6 +376,13 @@ func TestScrubberKeepsTheLastLearnedValuesOnly(t *testing.T) {
 	}
 	s.learn("Bearer " + token(0))
 	assert.Equal(t, "[REDACTED]", s.scrub(token(0)), "a value seen again is learned again")
+
+	// A constant Proxy-Authorization beside a rotating Authorization is
+	// never forgotten: each request makes its values the most recent.
+	for i := range 3 * maxLearned {
+		s.learn("Bearer "+token(100+i), "Basic cHJveHk6cHJveHlwYXNz")
+		assert.Equal(t, "[REDACTED] [REDACTED]", s.scrub(token(100+i)+" cHJveHk6cHJveHlwYXNz"), "request %d", i)
+	}
 }
 
 func TestScrubberIsSafeForConcurrentUse(t *testing.T) {

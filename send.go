@@ -44,7 +44,7 @@ func (e *baseExporter) send(ctx context.Context, p *payload, attempt int) retry.
 	}
 	req, err := http.NewRequestWithContext(withOwnedHeaders(ctx, owned), http.MethodPost, e.url, bytes.NewReader(p.body))
 	if err != nil {
-		return retry.Response{Err: err}
+		return retry.Response{Err: e.scrub.scrubError(redactURLError(err))}
 	}
 	owned.apply(req)
 	req.Header.Set("User-Agent", e.userAgent)
@@ -84,7 +84,12 @@ func readBody(body io.ReadCloser) []byte {
 func (e *baseExporter) partialSuccess(ctx context.Context, p *payload, body []byte, contentType string) {
 	rejected, msg, err := e.signal.rejected(body, contentType)
 	if err != nil {
-		e.set.Logger.Debug("Could not read the export response", zap.Error(e.scrub.scrubError(err)))
+		// The parser's text quotes the body around the error (",
+		// error found in #10 byte of ...|<body>|..."): a credential
+		// cut at the edge of that quote would escape the scrubber.
+		text, _, _ := strings.Cut(e.scrub.scrub(err.Error()), ", error found in")
+		e.set.Logger.Debug("Could not read the export response", zap.String("error", text),
+			zap.String("content_type", contentType), zap.Int("bytes", len(body)))
 		return
 	}
 	msg = e.scrub.scrub(msg) // before anything truncates it

@@ -60,7 +60,7 @@ func (e *baseExporter) send(ctx context.Context, p *payload, attempt int) retry.
 		e.partialSuccess(ctx, p, body, resp.Header.Get("Content-Type"))
 	case code >= 300 && code <= 399:
 		out.Err = fmt.Errorf("%s answered %d %s pointing to %q; redirects are never followed, so headers and credentials never reach another host: set the endpoint to the final URL",
-			e.redactedURL, code, http.StatusText(code), e.scrub.scrub(redactLocation(resp.Header.Get("Location"))))
+			e.redactedURL, code, http.StatusText(code), truncate(e.scrub.scrub(redactLocation(resp.Header.Get("Location")))))
 	default:
 		msg := backendMessage(body, resp.Header.Get("Content-Type"))
 		if msg != "" {

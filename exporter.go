@@ -36,6 +36,7 @@ type baseExporter struct {
 
 	client      *http.Client
 	idleCloser  *idleCloser
+	scrub       *scrubber // credentials out of every text from a response or transport error
 	loop        *retry.Loop
 	releaseGate func()
 	tel         *telemetry
@@ -56,6 +57,7 @@ func newExporter(cfg *Config, set exporter.Settings, sig signal, clock retry.Clo
 		return nil, fmt.Errorf("no usable URL for %s: set endpoint or %s_endpoint (%w)", sig.name, sig.name, err)
 	}
 	e.redactedURL = redact(u)
+	e.scrub = newScrubber(&cfg.ClientConfig, e.url)
 	if cfg.Encoding == EncodingJSON {
 		e.contentType = jsonContentType
 	}
@@ -87,7 +89,7 @@ func newExporter(cfg *Config, set exporter.Settings, sig signal, clock retry.Clo
 // start builds the HTTP client. It runs before the queue starts its
 // consumers, so the client exists before a persistent queue redelivers.
 func (e *baseExporter) start(ctx context.Context, host component.Host) error {
-	client, closer, err := newClient(ctx, e.cfg.ClientConfig, host, e.set.TelemetrySettings)
+	client, closer, err := newClient(ctx, e.cfg.ClientConfig, host, e.set.TelemetrySettings, e.scrub)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,9 @@ const (
 // signal is what differs between traces, metrics and logs.
 type signal struct {
 	name string // data_type attribute and URL path element
+	// items names what the signal counts ("spans"), rejectedField the
+	// partial success field that counts the rejected ones.
+	items, rejectedField string
 	// endpoint returns the per-signal endpoint override from the config.
 	endpoint func(*Config) string
 	// rejected parses an OTLP export response and returns how many items
@@ -26,8 +29,10 @@ type signal struct {
 
 var (
 	tracesSignal = signal{
-		name:     "traces",
-		endpoint: func(c *Config) string { return c.TracesEndpoint },
+		name:          "traces",
+		items:         "spans",
+		rejectedField: "rejected_spans",
+		endpoint:      func(c *Config) string { return c.TracesEndpoint },
 		rejected: func(body []byte, ct string) (int64, string, error) {
 			r := ptraceotlp.NewExportResponse()
 			err := unmarshalResponse(body, ct, r.UnmarshalProto, r.UnmarshalJSON)
@@ -35,8 +40,10 @@ var (
 		},
 	}
 	metricsSignal = signal{
-		name:     "metrics",
-		endpoint: func(c *Config) string { return c.MetricsEndpoint },
+		name:          "metrics",
+		items:         "data points",
+		rejectedField: "rejected_data_points",
+		endpoint:      func(c *Config) string { return c.MetricsEndpoint },
 		rejected: func(body []byte, ct string) (int64, string, error) {
 			r := pmetricotlp.NewExportResponse()
 			err := unmarshalResponse(body, ct, r.UnmarshalProto, r.UnmarshalJSON)
@@ -44,8 +51,10 @@ var (
 		},
 	}
 	logsSignal = signal{
-		name:     "logs",
-		endpoint: func(c *Config) string { return c.LogsEndpoint },
+		name:          "logs",
+		items:         "log records",
+		rejectedField: "rejected_log_records",
+		endpoint:      func(c *Config) string { return c.LogsEndpoint },
 		rejected: func(body []byte, ct string) (int64, string, error) {
 			r := plogotlp.NewExportResponse()
 			err := unmarshalResponse(body, ct, r.UnmarshalProto, r.UnmarshalJSON)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"net/http"
+	"strings"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
@@ -15,14 +16,16 @@ import (
 // a user's config.
 var idleCloserID = component.MustNewID("otlp_http_retry_idle_closer")
 
-// idleCloser is a client middleware that keeps confighttp's innermost
-// transport, so that Shutdown can close its idle keep-alive connections:
-// the client confighttp builds wraps that transport in layers (otelhttp)
-// that do not pass CloseIdleConnections on.
+// idleCloser is the innermost client middleware. It keeps confighttp's
+// bare transport, so that Shutdown can close its idle keep-alive
+// connections (the client confighttp builds wraps that transport in layers,
+// otelhttp, that do not pass CloseIdleConnections on), and it wraps that
+// transport in lastHop, which sees each request as it goes on the wire.
 type idleCloser struct {
 	component.StartFunc
 	component.ShutdownFunc
-	base http.RoundTripper
+	base  http.RoundTripper
+	scrub *scrubber
 }
 
 var _ extensionmiddleware.HTTPClient = (*idleCloser)(nil)
@@ -30,7 +33,7 @@ var _ extensionmiddleware.HTTPClient = (*idleCloser)(nil)
 func (c *idleCloser) GetHTTPRoundTripper(context.Context) (extensionmiddleware.WrapHTTPRoundTripperFunc, error) {
 	return func(_ context.Context, rt http.RoundTripper) (http.RoundTripper, error) {
 		c.base = rt
-		return rt, nil
+		return &lastHop{next: rt, scrub: c.scrub}, nil
 	}, nil
 }
 
@@ -40,11 +43,80 @@ func (c *idleCloser) closeIdle() {
 	}
 }
 
+// lastHop runs after every other layer of the client: confighttp's
+// headers, the auth extension and the user's middlewares. It puts back the
+// headers the exporter owns, so that what goes on the wire is the
+// exporter's whatever an earlier layer set; it tells the scrubber the
+// credentials the request carries (an auth extension's Authorization and
+// Proxy-Authorization, user info turned into Basic auth by net/http); and
+// it scrubs transport errors, so that otelhttp's span records them
+// scrubbed too.
+type lastHop struct {
+	next  http.RoundTripper
+	scrub *scrubber
+}
+
+func (h *lastHop) RoundTrip(req *http.Request) (*http.Response, error) {
+	if owned, ok := req.Context().Value(ownedHeadersKey{}).(*ownedHeaders); ok {
+		req = req.Clone(req.Context())
+		owned.apply(req)
+	}
+	h.scrub.learn(append(req.Header.Values("Authorization"), req.Header.Values("Proxy-Authorization")...)...)
+	resp, err := h.next.RoundTrip(req)
+	if err != nil {
+		return resp, h.scrub.scrubError(err)
+	}
+	return resp, nil
+}
+
+type ownedHeadersKey struct{}
+
+// ownedHeaders are the headers the exporter owns on the wire (the
+// idempotency and attempt headers, Content-Type, Content-Encoding) and the
+// body's length. send sets them on its request and carries them to
+// lastHop in the request's context.
+type ownedHeaders struct {
+	names, values []string // an empty value: the header must be absent
+	length        int64
+}
+
+func (o *ownedHeaders) add(name, value string) {
+	o.names, o.values = append(o.names, name), append(o.values, value)
+}
+
+// apply sets the owned headers on req, replacing every header of the same
+// name whatever its case, and sets the body's length (the transport
+// writes Content-Length from it).
+func (o *ownedHeaders) apply(req *http.Request) {
+	for i, name := range o.names {
+		deleteHeader(req.Header, name)
+		if o.values[i] != "" {
+			req.Header.Set(name, o.values[i])
+		}
+	}
+	deleteHeader(req.Header, "Content-Length")
+	req.ContentLength = o.length
+}
+
+// deleteHeader deletes name from h, also under non-canonical spellings
+// that a middleware may have set through the map.
+func deleteHeader(h http.Header, name string) {
+	for k := range h {
+		if strings.EqualFold(k, name) {
+			delete(h, k)
+		}
+	}
+}
+
+func withOwnedHeaders(ctx context.Context, o *ownedHeaders) context.Context {
+	return context.WithValue(ctx, ownedHeadersKey{}, o)
+}
+
 // newClient builds the HTTP client from confighttp with compression off
 // (payloads are compressed once, at the door) and redirects never followed.
-func newClient(ctx context.Context, cfg confighttp.ClientConfig, host component.Host, set component.TelemetrySettings) (*http.Client, *idleCloser, error) {
+func newClient(ctx context.Context, cfg confighttp.ClientConfig, host component.Host, set component.TelemetrySettings, scrub *scrubber) (*http.Client, *idleCloser, error) {
 	cfg.Compression = ""
-	closer := &idleCloser{}
+	closer := &idleCloser{scrub: scrub}
 	// Middlewares apply in reverse, so the last one wraps the bare transport.
 	cfg.Middlewares = append(append([]configmiddleware.Config(nil), cfg.Middlewares...), configmiddleware.Config{ID: idleCloserID})
 	extensions := maps.Clone(host.GetExtensions())

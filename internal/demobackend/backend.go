@@ -1,11 +1,13 @@
 // Package demobackend is a small OTLP/HTTP backend for demos and end-to-end
 // tests of the otlp_http_retry exporter. It accepts /v1/traces, /v1/metrics
 // and /v1/logs (protobuf or JSON, optionally gzip-compressed), follows a
-// script (throttle with 429 + Retry-After for a while, or answer 401 to
-// everything), and records every request so that a test can check what the
-// exporter did on the wire: when each request arrived, what it was
-// answered, which idempotency key and which body bytes it carried, and how
-// many items it held.
+// script (throttle with 429 + Retry-After for a while; answer 401, or 503
+// without Retry-After, for a while; answer errors whose bodies echo the
+// request's headers; or be down, refusing connections, for a while), and
+// records every request so that a test can check what the exporter did on
+// the wire: when each request arrived, what it was answered, which
+// idempotency key, headers and body bytes it carried, and how many items it
+// held.
 package demobackend // import "github.com/otlphttpretry/otlphttpretry/internal/demobackend"
 
 import (
@@ -37,8 +39,18 @@ const (
 	// ModeThrottle answers 429 with Retry-After for ThrottleFor after the
 	// first request, then 200.
 	ModeThrottle Mode = iota
-	// ModeUnauthorized answers 401 to every export request.
+	// ModeUnauthorized answers 401 during the failure phase (see
+	// Config.FailRequests), then 200. With no bound on the phase it answers
+	// 401 to every request until Recover.
 	ModeUnauthorized
+	// ModeUnavailable answers 503 without Retry-After during the failure
+	// phase, then 200.
+	ModeUnavailable
+	// ModeEcho answers errors whose bodies echo every request header
+	// (Authorization included) during the failure phase, then 200. The
+	// answers cycle through three forms: 400 text/plain, 403
+	// application/json {"message": ...} and 503 text/plain (no Retry-After).
+	ModeEcho
 )
 
 // Config is the backend's script.
@@ -50,6 +62,13 @@ type Config struct {
 	// RetryAfter is the value of the Retry-After header on a 429, in
 	// seconds. Zero or negative sends no Retry-After header.
 	RetryAfter int
+	// FailRequests and FailFor bound the failure phase of ModeUnauthorized,
+	// ModeUnavailable and ModeEcho: it ends after FailRequests scripted
+	// failures, or FailFor after the first request, whichever comes first.
+	// With neither set it lasts until Recover is called (Recover also ends
+	// a bounded phase early).
+	FailRequests int
+	FailFor      time.Duration
 	// IdempotencyHeader names the header holding the payload's key; empty
 	// means "Idempotency-Key".
 	IdempotencyHeader string
@@ -75,6 +94,8 @@ type Record struct {
 	Arrival time.Time
 	// Path is the URL path (/v1/traces, /v1/metrics or /v1/logs).
 	Path string
+	// Header is a copy of the request's headers.
+	Header http.Header
 	// Status is the HTTP status the backend answered.
 	Status int
 	// RetryAfter is the Retry-After value sent with a 429 ("" otherwise).
@@ -100,19 +121,37 @@ type Record struct {
 // window is the span of time a 429 asked the client to stay away.
 type window struct{ start, end time.Time }
 
+// Outage is a span of time the backend was down (refusing connections).
+// End is zero while it lasts.
+type Outage struct{ Start, End time.Time }
+
+// ErrClosed is returned by Down and Up once Close has been called.
+var ErrClosed = errors.New("demo backend closed")
+
 // Backend is the demo OTLP/HTTP backend. Its zero value is not usable: call New.
 type Backend struct {
 	cfg Config
 
-	mu      sync.Mutex
-	first   time.Time // first request's arrival
-	records []Record
-	windows []window
+	mu        sync.Mutex
+	first     time.Time // first request's arrival
+	records   []Record
+	windows   []window
+	failed    int  // scripted failures answered so far
+	recovered bool // Recover was called
 
 	changed chan struct{} // closed and replaced on every request
 
-	srv *http.Server
-	ln  net.Listener
+	// The listener's state, guarded by srvMu: Down closes srv and every
+	// connection; Up (or upTimer) listens again on addr.
+	srvMu   sync.Mutex
+	addr    string
+	srv     *http.Server
+	down    bool
+	closed  bool
+	upTimer *time.Timer
+	upErr   error
+	serving chan struct{} // closed while the backend listens
+	outages []Outage
 }
 
 // New returns a backend following cfg. Serve it with Start, or mount Handler.
@@ -126,35 +165,165 @@ func New(cfg Config) *Backend {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Backend{cfg: cfg, changed: make(chan struct{})}
+	return &Backend{cfg: cfg, changed: make(chan struct{}), serving: make(chan struct{})}
 }
 
 // Start listens on addr (for example "127.0.0.1:0") and serves in the background.
 func (b *Backend) Start(addr string) error {
+	b.srvMu.Lock()
+	defer b.srvMu.Unlock()
+	if b.closed {
+		return ErrClosed
+	}
+	if err := b.listenLocked(addr); err != nil {
+		return err
+	}
+	close(b.serving)
+	return nil
+}
+
+// listenLocked listens on addr and serves; srvMu is held.
+func (b *Backend) listenLocked(addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	b.ln = ln
-	b.srv = &http.Server{Handler: b.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = b.srv.Serve(ln) }()
+	b.addr = ln.Addr().String()
+	srv := &http.Server{Handler: b.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	b.srv = srv
+	go func() { _ = srv.Serve(ln) }()
 	return nil
 }
 
 // URL is the base URL to configure as the exporter's endpoint (no /v1/...).
+// It stays the same across Down and Up.
 func (b *Backend) URL() string {
-	if b.ln == nil {
+	b.srvMu.Lock()
+	defer b.srvMu.Unlock()
+	if b.addr == "" {
 		return ""
 	}
-	return "http://" + b.ln.Addr().String()
+	return "http://" + b.addr
 }
 
-// Close stops the server started by Start.
+// Down takes the backend off the network: it closes the listener and every
+// open connection, so that connecting to URL is refused (a refused
+// connection never reaches the backend, so nothing is recorded for it;
+// count those attempts on the client side). After d it listens again on the
+// same address; with d <= 0 it stays down until Up.
+func (b *Backend) Down(d time.Duration) error {
+	b.srvMu.Lock()
+	defer b.srvMu.Unlock()
+	switch {
+	case b.closed:
+		return ErrClosed
+	case b.srv == nil:
+		return errors.New("demo backend: Down before Start")
+	case b.down:
+		return errors.New("demo backend: already down")
+	}
+	err := b.srv.Close()
+	b.srv, b.down, b.upErr = nil, true, nil
+	b.serving = make(chan struct{})
+	b.outages = append(b.outages, Outage{Start: b.cfg.Now()})
+	if d > 0 {
+		b.upTimer = time.AfterFunc(d, func() {
+			if err := b.Up(); err != nil && !errors.Is(err, ErrClosed) {
+				b.srvMu.Lock()
+				b.upErr = err
+				b.srvMu.Unlock()
+			}
+		})
+	}
+	return err
+}
+
+// Up ends an outage started by Down at once: the backend listens again on
+// the same address. It does nothing when the backend is not down.
+func (b *Backend) Up() error {
+	b.srvMu.Lock()
+	defer b.srvMu.Unlock()
+	if b.closed {
+		return ErrClosed
+	}
+	if !b.down {
+		return nil
+	}
+	if b.upTimer != nil {
+		b.upTimer.Stop()
+		b.upTimer = nil
+	}
+	if err := b.listenLocked(b.addr); err != nil {
+		return fmt.Errorf("demo backend: listening again on %s: %w", b.addr, err)
+	}
+	b.down = false
+	b.outages[len(b.outages)-1].End = b.cfg.Now()
+	close(b.serving)
+	return nil
+}
+
+// Serving returns a channel closed while the backend listens: at once when
+// it is up, at the end of the outage when it is down. UpErr tells why a
+// timed Up failed.
+func (b *Backend) Serving() <-chan struct{} {
+	b.srvMu.Lock()
+	defer b.srvMu.Unlock()
+	return b.serving
+}
+
+// UpErr is the error of the last timed Up (Down with d > 0), if it failed.
+func (b *Backend) UpErr() error {
+	b.srvMu.Lock()
+	defer b.srvMu.Unlock()
+	return b.upErr
+}
+
+// Outages returns every outage so far, in order.
+func (b *Backend) Outages() []Outage {
+	b.srvMu.Lock()
+	defer b.srvMu.Unlock()
+	return append([]Outage(nil), b.outages...)
+}
+
+// Close stops the server started by Start, and any pending timed Up.
 func (b *Backend) Close() error {
+	b.srvMu.Lock()
+	defer b.srvMu.Unlock()
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	if b.upTimer != nil {
+		b.upTimer.Stop()
+		b.upTimer = nil
+	}
 	if b.srv == nil {
 		return nil
 	}
-	return b.srv.Close()
+	err := b.srv.Close()
+	b.srv = nil
+	return err
+}
+
+// Recover ends the failure phase of ModeUnauthorized, ModeUnavailable and
+// ModeEcho now: every later request is answered as the script's success.
+func (b *Backend) Recover() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.recovered = true
+}
+
+// failingLocked reports whether the failure phase lasts at now; b.mu is held.
+func (b *Backend) failingLocked(now time.Time) bool {
+	switch {
+	case b.recovered:
+		return false
+	case b.cfg.FailRequests > 0 && b.failed >= b.cfg.FailRequests:
+		return false
+	case b.cfg.FailFor > 0 && !now.Before(b.first.Add(b.cfg.FailFor)):
+		return false
+	}
+	return true
 }
 
 // Handler serves the three OTLP/HTTP export paths.
@@ -173,7 +342,7 @@ func (b *Backend) export(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "only POST is accepted", http.StatusMethodNotAllowed)
 		return
 	}
-	rec := Record{Arrival: arrival, Path: r.URL.Path, Key: r.Header.Get(b.cfg.IdempotencyHeader)}
+	rec := Record{Arrival: arrival, Path: r.URL.Path, Header: r.Header.Clone(), Key: r.Header.Get(b.cfg.IdempotencyHeader)}
 	wire, err := io.ReadAll(io.LimitReader(r.Body, b.cfg.MaxBodyBytes+1))
 	if err == nil && int64(len(wire)) > b.cfg.MaxBodyBytes {
 		err = fmt.Errorf("body larger than %d bytes", b.cfg.MaxBodyBytes)
@@ -203,14 +372,28 @@ func (b *Backend) export(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
+	var echo echoForm
 	switch {
 	case err != nil:
 		rec.Status, rec.Err = http.StatusBadRequest, err.Error()
 		if errors.Is(err, errUnsupportedMedia) {
 			rec.Status = http.StatusUnsupportedMediaType
 		}
-	case b.cfg.Mode == ModeUnauthorized:
-		rec.Status = http.StatusUnauthorized
+	case b.cfg.Mode != ModeThrottle:
+		if !b.failingLocked(now) {
+			rec.Status = http.StatusOK
+			break
+		}
+		switch b.cfg.Mode {
+		case ModeUnauthorized:
+			rec.Status = http.StatusUnauthorized
+		case ModeUnavailable:
+			rec.Status = http.StatusServiceUnavailable
+		case ModeEcho:
+			echo = echoForms[b.failed%len(echoForms)]
+			rec.Status = echo.status
+		}
+		b.failed++
 	case now.Before(b.first.Add(b.cfg.ThrottleFor)):
 		rec.Status = http.StatusTooManyRequests
 		end := now
@@ -237,8 +420,16 @@ func (b *Backend) export(w http.ResponseWriter, r *http.Request) {
 		}
 		writeStatus(w, rec.Status, "demo backend is throttling: retry after the time in Retry-After")
 	case http.StatusUnauthorized:
-		writeStatus(w, rec.Status, "demo backend refuses every request: credentials not accepted")
+		writeStatus(w, rec.Status, "demo backend refuses the request: credentials not accepted")
 	default:
+		if echo.status != 0 {
+			writeEcho(w, echo, r.Header)
+			return
+		}
+		if rec.Status == http.StatusServiceUnavailable {
+			writeStatus(w, rec.Status, "demo backend is unavailable")
+			return
+		}
 		writeStatus(w, rec.Status, rec.Err)
 	}
 }

@@ -3,10 +3,17 @@ package demobackend
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -280,5 +287,273 @@ func TestStartServesOverLoopback(t *testing.T) {
 	}
 	if got := AcceptedSpans(b.Records()); len(got) != 1 {
 		t.Fatalf("accepted spans %v", got)
+	}
+}
+
+// statuses posts n requests and returns the statuses answered.
+func statuses(t *testing.T, h http.Handler, n int) []int {
+	t.Helper()
+	out := make([]int, 0, n)
+	for i := range n {
+		resp := post(t, h, reqOpts{key: "k" + strconv.Itoa(i)}, traces(t, 1, byte(i)))
+		out = append(out, resp.StatusCode)
+	}
+	return out
+}
+
+func recordedStatuses(b *Backend) []int {
+	var out []int
+	for _, r := range b.Records() {
+		out = append(out, r.Status)
+	}
+	return out
+}
+
+func TestUnauthorizedForFirstRequests(t *testing.T) {
+	b := New(Config{Mode: ModeUnauthorized, FailRequests: 2})
+	want := []int{401, 401, 200, 200}
+	if got := statuses(t, b.Handler(), 4); !slices.Equal(got, want) {
+		t.Fatalf("answers %v, want %v", got, want)
+	}
+	if got := recordedStatuses(b); !slices.Equal(got, want) {
+		t.Fatalf("recorded %v, want %v", got, want)
+	}
+	if s := b.Summary(); s.Unauthorized != 2 || s.Accepted != 2 || s.DistinctItemsAccepted != 2 {
+		t.Fatalf("summary %+v", s)
+	}
+}
+
+func TestUnauthorizedForDuration(t *testing.T) {
+	clock := newClock()
+	b := New(Config{Mode: ModeUnauthorized, FailFor: 10 * time.Second, Now: clock.Now})
+	var got []int
+	for _, step := range []time.Duration{0, 5 * time.Second, 4 * time.Second, time.Second, time.Second} {
+		clock.Advance(step)
+		got = append(got, post(t, b.Handler(), reqOpts{key: "k"}, traces(t, 1, 1)).StatusCode)
+	}
+	if want := []int{401, 401, 401, 200, 200}; !slices.Equal(got, want) {
+		t.Fatalf("answers at 0, 5, 9, 10, 11 s: %v, want %v", got, want)
+	}
+}
+
+func TestUnauthorizedUntilRecover(t *testing.T) {
+	b := New(Config{Mode: ModeUnauthorized})
+	if got, want := statuses(t, b.Handler(), 3), []int{401, 401, 401}; !slices.Equal(got, want) {
+		t.Fatalf("before Recover: %v, want %v", got, want)
+	}
+	b.Recover()
+	if got, want := statuses(t, b.Handler(), 2), []int{200, 200}; !slices.Equal(got, want) {
+		t.Fatalf("after Recover: %v, want %v", got, want)
+	}
+	// Recover also ends a bounded phase early.
+	b = New(Config{Mode: ModeUnauthorized, FailRequests: 100, FailFor: time.Hour})
+	statuses(t, b.Handler(), 1)
+	b.Recover()
+	if got := statuses(t, b.Handler(), 1); got[0] != 200 {
+		t.Fatalf("after Recover of a bounded phase: %d, want 200", got[0])
+	}
+}
+
+func TestUnavailableWindow(t *testing.T) {
+	clock := newClock()
+	b := New(Config{Mode: ModeUnavailable, FailFor: 15 * time.Second, Now: clock.Now})
+	h := b.Handler()
+	resp := post(t, h, reqOpts{key: "a"}, traces(t, 2, 1))
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("first request: %d, want 503", resp.StatusCode)
+	}
+	if _, ok := resp.Header["Retry-After"]; ok {
+		t.Fatal("503 carries Retry-After")
+	}
+	var st status.Status
+	raw, _ := io.ReadAll(resp.Body)
+	if err := proto.Unmarshal(raw, &st); err != nil || st.GetMessage() == "" {
+		t.Fatalf("503 body is not a google.rpc.Status with a message: %v %q", err, raw)
+	}
+	clock.Advance(14 * time.Second)
+	if resp := post(t, h, reqOpts{key: "a"}, traces(t, 2, 1)); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("t=14s: %d, want 503", resp.StatusCode)
+	}
+	clock.Advance(time.Second)
+	if resp := post(t, h, reqOpts{key: "a"}, traces(t, 2, 1)); resp.StatusCode != http.StatusOK {
+		t.Fatalf("t=15s: %d, want 200", resp.StatusCode)
+	}
+	s := b.Summary()
+	if s.Unavailable != 2 || s.Accepted != 1 || s.Malformed != 0 || s.KeysReused != 1 || s.DistinctItemsAccepted != 2 {
+		t.Fatalf("summary %+v", s)
+	}
+}
+
+func TestEchoHeadersInErrorBodies(t *testing.T) {
+	b := New(Config{Mode: ModeEcho, FailRequests: 4})
+	h := b.Handler()
+	const bearer, apiKey = "Bearer s3cr3t-bearer", "s3cr3t-api-key"
+	send := func() *http.Response {
+		req := httptest.NewRequest(http.MethodPost, "/v1/traces", bytes.NewReader(traces(t, 1, 1)))
+		req.Header.Set("Content-Type", "application/x-protobuf")
+		req.Header.Set("Authorization", bearer)
+		req.Header.Set("X-Api-Key", apiKey)
+		rr := httptest.NewRecorder()
+		h.ServeHTTP(rr, req)
+		return rr.Result()
+	}
+	wantLines := []string{"Authorization: " + bearer, "X-Api-Key: " + apiKey}
+	cases := []struct {
+		status int
+		ct     string
+	}{
+		{400, "text/plain; charset=utf-8"},
+		{403, "application/json"},
+		{503, "text/plain; charset=utf-8"},
+		{400, "text/plain; charset=utf-8"}, // the forms cycle
+	}
+	for i, c := range cases {
+		resp := send()
+		raw, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != c.status || resp.Header.Get("Content-Type") != c.ct {
+			t.Fatalf("request %d: %d %q, want %d %q", i, resp.StatusCode, resp.Header.Get("Content-Type"), c.status, c.ct)
+		}
+		if _, ok := resp.Header["Retry-After"]; ok {
+			t.Errorf("request %d: Retry-After sent", i)
+		}
+		text := string(raw)
+		if c.ct == "application/json" {
+			var body struct {
+				Message string            `json:"message"`
+				Headers map[string]string `json:"headers"`
+			}
+			if err := json.Unmarshal(raw, &body); err != nil {
+				t.Fatalf("request %d: JSON body: %v: %s", i, err, raw)
+			}
+			if body.Headers["Authorization"] != bearer || body.Headers["X-Api-Key"] != apiKey {
+				t.Errorf("request %d: JSON headers %v", i, body.Headers)
+			}
+			text = body.Message
+		}
+		for _, line := range wantLines {
+			if !strings.Contains(text, line) {
+				t.Errorf("request %d: body does not echo %q:\n%s", i, line, text)
+			}
+		}
+	}
+	if resp := send(); resp.StatusCode != http.StatusOK {
+		t.Fatalf("after FailRequests: %d, want 200", resp.StatusCode)
+	}
+	recs := b.Records()
+	if got, want := recordedStatuses(b), []int{400, 403, 503, 400, 200}; !slices.Equal(got, want) {
+		t.Fatalf("recorded %v, want %v", got, want)
+	}
+	if recs[0].Header.Get("Authorization") != bearer || recs[0].Header.Get("X-Api-Key") != apiKey {
+		t.Errorf("recorded headers %v", recs[0].Header)
+	}
+	if s := b.Summary(); s.Rejected != 3 || s.Unavailable != 1 || s.Accepted != 1 || s.Malformed != 0 {
+		t.Errorf("summary %+v", s)
+	}
+}
+
+func TestDownRefusesConnectionsThenListensAgain(t *testing.T) {
+	b := New(Config{})
+	if err := b.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	url := b.URL()
+	// A keep-alive client: Down must also close its idle connection.
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	postTo := func() error {
+		resp, err := client.Post(url+"/v1/traces", "application/x-protobuf", bytes.NewReader(traces(t, 1, 1)))
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return nil
+	}
+	if err := postTo(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-b.Serving():
+	default:
+		t.Fatal("Serving not closed while up")
+	}
+
+	if err := b.Down(0); err != nil {
+		t.Fatal(err)
+	}
+	// The client may first meet its idle connection closed (EOF), as
+	// against a real server going away; a new connection is refused.
+	err := postTo()
+	if err == nil {
+		t.Fatal("post while down succeeded")
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		if err = postTo(); !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Fatalf("second post while down: %v, want connection refused", err)
+		}
+	}
+	if err := b.Down(0); err == nil {
+		t.Error("Down while down: no error")
+	}
+	select {
+	case <-b.Serving():
+		t.Fatal("Serving closed while down")
+	default:
+	}
+	if err := b.Up(); err != nil {
+		t.Fatal(err)
+	}
+	if b.URL() != url {
+		t.Fatalf("URL changed across Down/Up: %s, then %s", url, b.URL())
+	}
+	if err := postTo(); err != nil {
+		t.Fatalf("post after Up: %v", err)
+	}
+
+	// A timed outage ends by itself.
+	if err := b.Down(50 * time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-b.Serving():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the backend did not listen again after a timed Down")
+	}
+	if err := b.UpErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := postTo(); err != nil {
+		t.Fatalf("post after the timed outage: %v", err)
+	}
+	out := b.Outages()
+	if len(out) != 2 || out[0].End.IsZero() || out[1].End.IsZero() || out[1].End.Before(out[1].Start) {
+		t.Fatalf("outages %+v", out)
+	}
+	// Refused connections never reach the backend: only the three accepted posts are recorded.
+	if s := b.Summary(); s.Requests != 3 || s.Accepted != 3 {
+		t.Fatalf("summary %+v", s)
+	}
+}
+
+func TestCloseCancelsTimedUp(t *testing.T) {
+	b := New(Config{})
+	if err := b.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Down(time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Up(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Up after Close: %v, want ErrClosed", err)
+	}
+	if err := b.Down(0); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Down after Close: %v, want ErrClosed", err)
 	}
 }

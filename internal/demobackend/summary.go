@@ -8,8 +8,10 @@ import (
 // Summary is what the recorded requests add up to.
 type Summary struct {
 	// Requests is every request recorded; Refused the 429s, Unauthorized
-	// the 401s, Accepted the 200s, Malformed the 4xx for bad requests.
-	Requests, Refused, Unauthorized, Accepted, Malformed int
+	// the 401s, Unavailable the 503s, Accepted the 200s, Malformed the 4xx
+	// for bad requests, Rejected the other scripted errors (ModeEcho's 400
+	// and 403).
+	Requests, Refused, Unauthorized, Unavailable, Accepted, Malformed, Rejected int
 
 	// DistinctKeys is how many idempotency keys were seen; KeysReused how
 	// many of them came on more than one request (a retry reusing its key);
@@ -75,8 +77,12 @@ func Summarize(records []Record) Summary {
 			}
 		case r.Status == http.StatusUnauthorized:
 			s.Unauthorized++
-		default:
+		case r.Status == http.StatusServiceUnavailable:
+			s.Unavailable++
+		case r.Err != "":
 			s.Malformed++
+		default:
+			s.Rejected++
 		}
 		if r.Key == "" {
 			s.MissingKeys++

@@ -44,6 +44,7 @@ func (w logWriter) Write(b []byte) (int, error) {
 }
 
 func TestComponentsListsExporter(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command(collectorBin(t), "components").CombinedOutput()
 	if err != nil {
 		t.Fatalf("components: %v\n%s", err, out)
@@ -58,6 +59,7 @@ func TestComponentsListsExporter(t *testing.T) {
 // TestThrottledDelivery runs the demo scenario: 20 batches of 10 spans; the
 // backend answers 429 with Retry-After: 4 for 10 s after its first request.
 func TestThrottledDelivery(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	s := demorun.DefaultThrottle(collectorBin(t), t.TempDir())
@@ -202,6 +204,7 @@ func TestThrottledDelivery(t *testing.T) {
 // include_permanent_errors) turns from 200 to 500, and the exporter sends
 // nothing more, although more batches arrive.
 func TestUnauthorizedHalts(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	env, err := demorun.Start(ctx, demorun.Options{

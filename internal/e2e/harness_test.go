@@ -1,0 +1,410 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"text/template"
+	"time"
+
+	"github.com/otlphttpretry/otlphttpretry/internal/demobackend"
+	"github.com/otlphttpretry/otlphttpretry/internal/demorun"
+)
+
+// scenarioTemplate is the collector configuration of the scenarios below:
+// otlp receiver → batch → otlp_http_retry, healthcheckv2, the collector's
+// own metrics on a Prometheus endpoint. Unlike demorun's template it takes
+// the queue kind, the consumers, the 401 probe interval, headers and the
+// log level as parameters.
+const scenarioTemplate = `extensions:
+{{- if .Storage }}
+  file_storage:
+    directory: {{ .StorageDir }}
+    create_directory: true
+{{- end }}
+  healthcheckv2:
+    use_v2: true
+    http:
+      endpoint: {{ .HealthEndpoint }}
+      status:
+        enabled: true
+        path: /status
+      config:
+        enabled: false
+
+receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: {{ .ReceiverEndpoint }}
+
+processors:
+  batch:
+    timeout: 200ms
+    send_batch_size: 1000
+
+exporters:
+  otlp_http_retry:
+    endpoint: {{ .BackendURL }}
+    compression: gzip
+    idempotency_header: Idempotency-Key
+{{- if .Headers }}
+    headers:
+{{- range $name, $value := .Headers }}
+      {{ q $name }}: {{ q $value }}
+{{- end }}
+{{- end }}
+{{- if .ProbeInterval }}
+    unauthorized:
+      probe_interval: {{ .ProbeInterval }}
+{{- end }}
+    sending_queue:
+      enabled: true
+      num_consumers: {{ .NumConsumers }}
+      queue_size: 1000
+{{- if .Storage }}
+      storage: file_storage
+{{- end }}
+
+service:
+  extensions: [{{ if .Storage }}file_storage, {{ end }}healthcheckv2]
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [batch]
+      exporters: [otlp_http_retry]
+  telemetry:
+    logs:
+      level: {{ .LogLevel }}
+    metrics:
+      level: normal
+      readers:
+        - pull:
+            exporter:
+              prometheus:
+                host: 127.0.0.1
+                port: {{ .MetricsPort }}
+`
+
+// scenario is what a test sets in the configuration.
+type scenario struct {
+	// Storage puts the queue on file_storage; otherwise it is in memory.
+	Storage bool
+	// NumConsumers is sending_queue::num_consumers (default 4).
+	NumConsumers int
+	// ProbeInterval is unauthorized::probe_interval; 0 leaves it unset.
+	ProbeInterval time.Duration
+	// Headers are the exporter's headers.
+	Headers map[string]string
+	// LogLevel is service::telemetry::logs::level (default info).
+	LogLevel string
+}
+
+// templateData fills scenarioTemplate.
+type templateData struct {
+	scenario
+	ReceiverEndpoint, HealthEndpoint, BackendURL, StorageDir string
+	MetricsPort                                              int
+}
+
+// harness is a demo backend and a collector exporting to it, which a test
+// can stop and start again on the same configuration and storage.
+type harness struct {
+	t          *testing.T
+	sc         scenario
+	data       templateData
+	dir        string
+	configPath string
+	Backend    *demobackend.Backend
+	Collector  *demorun.Collector
+	logs       []string // one log file per start
+}
+
+// newHarness starts the backend on a free port and writes the collector's
+// configuration; it does not start the collector. Cleanup stops both and,
+// when the test failed, logs the tail of the collector's log.
+func newHarness(t *testing.T, backend demobackend.Config, sc scenario) *harness {
+	t.Helper()
+	if sc.NumConsumers == 0 {
+		sc.NumConsumers = 4
+	}
+	if sc.LogLevel == "" {
+		sc.LogLevel = "info"
+	}
+	h := &harness{t: t, sc: sc, dir: t.TempDir(), Backend: demobackend.New(backend)}
+	if err := h.Backend.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	addrs, err := demorun.FreeAddrs(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(addrs[2])
+	metricsPort, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.data = templateData{
+		scenario:         sc,
+		ReceiverEndpoint: addrs[0],
+		HealthEndpoint:   addrs[1],
+		MetricsPort:      metricsPort,
+		BackendURL:       h.Backend.URL(),
+		StorageDir:       filepath.Join(h.dir, "storage"),
+	}
+	tmpl := template.Must(template.New("collector.yaml").Option("missingkey=error").
+		Funcs(template.FuncMap{"q": strconv.Quote}).Parse(scenarioTemplate))
+	var b strings.Builder
+	if err := tmpl.Execute(&b, h.data); err != nil {
+		t.Fatal(err)
+	}
+	h.configPath = filepath.Join(h.dir, "collector.yaml")
+	if err := os.WriteFile(h.configPath, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if h.running() {
+			if _, err := h.Collector.Stop(30 * time.Second); err != nil {
+				t.Errorf("stopping the collector at cleanup: %v", err)
+			}
+		}
+		_ = h.Backend.Close()
+		if t.Failed() && h.Collector != nil {
+			t.Logf("collector log (%s), last lines:\n%s", h.Collector.LogPath, h.Collector.LogTail(80))
+		}
+	})
+	return h
+}
+
+func (h *harness) receiverURL() string { return "http://" + h.data.ReceiverEndpoint }
+func (h *harness) healthURL() string   { return "http://" + h.data.HealthEndpoint + "/status" }
+func (h *harness) metricsURL() string {
+	return fmt.Sprintf("http://127.0.0.1:%d/metrics", h.data.MetricsPort)
+}
+
+func (h *harness) running() bool {
+	if h.Collector == nil {
+		return false
+	}
+	select {
+	case <-h.Collector.Exited():
+		return false
+	default:
+		return true
+	}
+}
+
+// start runs the collector (again) on the same configuration and waits
+// until it is healthy.
+func (h *harness) start(ctx context.Context) {
+	h.t.Helper()
+	logPath := filepath.Join(h.dir, fmt.Sprintf("collector-%d.log", len(h.logs)+1))
+	c, err := demorun.StartCollector(collectorBin(h.t), h.configPath, logPath)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.Collector, h.logs = c, append(h.logs, logPath)
+	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := c.WaitHealthy(wctx, h.healthURL()); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// stop sends SIGTERM and waits for the collector to exit.
+func (h *harness) stop() time.Duration {
+	h.t.Helper()
+	d, err := h.Collector.Stop(30 * time.Second)
+	if err != nil {
+		h.t.Errorf("stopping the collector: %v (after %s)", err, d)
+	}
+	return d
+}
+
+// logText is every log the collector wrote, all starts included.
+func (h *harness) logText() string {
+	var b strings.Builder
+	for _, p := range h.logs {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			h.t.Errorf("reading %s: %v", p, err)
+		}
+		b.Write(data)
+	}
+	return b.String()
+}
+
+func (h *harness) scrape(ctx context.Context) demorun.Metrics {
+	h.t.Helper()
+	m, err := demorun.Scrape(ctx, h.metricsURL())
+	if err != nil {
+		h.t.Fatalf("scraping %s: %v", h.metricsURL(), err)
+	}
+	return m
+}
+
+// scrapeUntil scrapes until cond holds or timeout passes; it returns the
+// last scrape and whether cond held.
+func (h *harness) scrapeUntil(ctx context.Context, timeout time.Duration, cond func(demorun.Metrics) bool) (demorun.Metrics, bool) {
+	h.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		m, err := demorun.Scrape(ctx, h.metricsURL())
+		if err == nil && cond(m) {
+			return m, true
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			if err != nil {
+				h.t.Fatalf("scraping %s: %v", h.metricsURL(), err)
+			}
+			return m, false
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// waitRecords waits until cond holds for the backend's records, timeout
+// passes, or the collector exits; it returns the records it last saw and
+// whether cond held.
+func (h *harness) waitRecords(ctx context.Context, timeout time.Duration, cond func([]demobackend.Record) bool) ([]demobackend.Record, bool) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		changed := h.Backend.Changed()
+		recs := h.Backend.Records()
+		if cond(recs) {
+			return recs, true
+		}
+		select {
+		case <-ctx.Done():
+			return recs, false
+		case <-h.Collector.Exited():
+			h.t.Fatalf("the collector exited; its log:\n%s", h.Collector.LogTail(40))
+		case <-changed:
+		case <-tick.C:
+		}
+	}
+}
+
+// sendAsync sends load in the background; wait returns what it sent.
+func sendAsync(ctx context.Context, l demorun.Load, receiverURL string) (wait func() (demorun.LoadResult, error)) {
+	type result struct {
+		res demorun.LoadResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := l.Send(ctx, receiverURL)
+		done <- result{res, err}
+	}()
+	return func() (demorun.LoadResult, error) {
+		r := <-done
+		return r.res, r.err
+	}
+}
+
+// delivery compares the spans sent with those the backend accepted.
+type delivery struct {
+	Sent, Missing, Duplicated, Unexpected int
+	MissingIDs                            []string
+}
+
+func checkDelivery(sent []string, recs []demobackend.Record) delivery {
+	accepted := demobackend.AcceptedSpans(recs)
+	d := delivery{Sent: len(sent)}
+	want := make(map[string]bool, len(sent))
+	for _, id := range sent {
+		want[id] = true
+		switch n := accepted[id]; {
+		case n == 0:
+			d.Missing++
+			if len(d.MissingIDs) < 5 {
+				d.MissingIDs = append(d.MissingIDs, id)
+			}
+		case n > 1:
+			d.Duplicated += n - 1
+		}
+	}
+	for id := range accepted {
+		if !want[id] {
+			d.Unexpected++
+		}
+	}
+	return d
+}
+
+// allAccepted is a waitRecords condition: every span in sent was accepted.
+func allAccepted(sent []string) func([]demobackend.Record) bool {
+	return func(recs []demobackend.Record) bool { return checkDelivery(sent, recs).Missing == 0 }
+}
+
+// countStatus counts the records answered status.
+func countStatus(recs []demobackend.Record, status int) int {
+	n := 0
+	for _, r := range recs {
+		if r.Status == status {
+			n++
+		}
+	}
+	return n
+}
+
+// statusLine renders records compactly for a failure message: offset from
+// the first request, status, masked key.
+func statusLine(recs []demobackend.Record) string {
+	if len(recs) == 0 {
+		return "(no requests)"
+	}
+	parts := make([]string, 0, len(recs))
+	for _, r := range recs {
+		key := r.Key
+		if len(key) > 4 {
+			key = "…" + key[len(key)-4:]
+		}
+		parts = append(parts, fmt.Sprintf("+%.2fs %d %s", r.Arrival.Sub(recs[0].Arrival).Seconds(), r.Status, key))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// between returns the records that arrived in [from, to) (to zero: no end).
+func between(recs []demobackend.Record, from, to time.Time) []demobackend.Record {
+	return slices.DeleteFunc(slices.Clone(recs), func(r demobackend.Record) bool {
+		return r.Arrival.Before(from) || !to.IsZero() && !r.Arrival.Before(to)
+	})
+}
+
+var ident = map[string]string{"exporter": "otlp_http_retry", "data_type": "traces"}
+
+// with adds labels to the exporter's identity labels.
+func with(kv ...string) map[string]string {
+	out := map[string]string{}
+	for k, v := range ident {
+		out[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[kv[i]] = kv[i+1]
+	}
+	return out
+}
+
+// droppedLines lists the dropped_items series of a scrape, for messages.
+func droppedLines(m demorun.Metrics) string {
+	var lines []string
+	for _, s := range m.WithPrefix(prefix + "dropped_items") {
+		lines = append(lines, s.Line)
+	}
+	if len(lines) == 0 {
+		return "(no dropped_items series)"
+	}
+	return strings.Join(lines, "; ")
+}

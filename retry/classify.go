@@ -83,12 +83,11 @@ func ClassifyError(err error) (Action, string) {
 		certErr     *tls.CertificateVerificationError
 		unknownAuth x509.UnknownAuthorityError
 		hostErr     x509.HostnameError
-		netErr      net.Error
 	)
 	switch {
 	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr):
 		return ActionDrop, ReasonTLS
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, syscall.ETIMEDOUT), isTimeout(err):
 		return ActionRetry, ReasonTimeout
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return ActionRetry, ReasonConnectionRefused
@@ -98,4 +97,25 @@ func ClassifyError(err error) (Action, string) {
 		return ActionRetry, ReasonDNS
 	}
 	return ActionRetry, ReasonNetwork
+}
+
+// isTimeout reports whether any error in err's tree says it is a timeout.
+// errors.As would stop at the first net.Error, and net/http wraps a read
+// timeout in a *url.Error whose own Timeout cannot see through the plain
+// wrappers between them.
+func isTimeout(err error) bool {
+	if t, ok := err.(interface{ Timeout() bool }); ok && t.Timeout() {
+		return true
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return isTimeout(u.Unwrap())
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if isTimeout(e) {
+				return true
+			}
+		}
+	}
+	return false
 }

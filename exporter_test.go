@@ -2,7 +2,9 @@ package otlphttpretry
 
 import (
 	"context"
+	"net"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/otlphttpretry/otlphttpretry/retry/retrytest"
 )
@@ -133,21 +136,31 @@ func TestStatusOverrideTurnsADropIntoARetry(t *testing.T) {
 	assert.Len(t, srv.got(), 2)
 }
 
-func TestNoRequestAfterUnauthorized(t *testing.T) {
-	srv := newBackend(t, reply(401))
+// TestUnauthorizedHoldsAndProbes: after a 401 nothing is dropped; one probe
+// per unauthorized::probe_interval reaches the backend, and the first one
+// accepted resumes sending without a restart. The hold is logged once at
+// error and its end once at info.
+func TestUnauthorizedHoldsAndProbes(t *testing.T) {
+	srv := newBackend(t, reply(401), reply(401), reply(401), reply(200))
 	h := startTraces(t, testConfig(srv.URL), retrytest.NewAutoClock(start))
 
-	for i := range 5 {
-		err := h.exp.ConsumeTraces(context.Background(), spans("a", 1))
-		require.Error(t, err, "batch %d", i)
-		assert.True(t, consumererror.IsPermanent(err), "batch %d", i)
-		assert.Contains(t, err.Error(), "401")
+	require.NoError(t, h.exp.ConsumeTraces(context.Background(), spans("a", 1)), "the batch is held, not dropped, and delivered once accepted")
+	assert.Len(t, srv.got(), 4, "the first request and one probe per probe interval")
+	assert.Equal(t, []time.Duration{time.Minute, time.Minute, time.Minute}, h.clock.Waits(), "probes one probe_interval apart")
+	for _, r := range srv.got()[1:] {
+		assert.Equal(t, srv.got()[0].Header.Get("Idempotency-Key"), r.Header.Get("Idempotency-Key"), "every probe is the same payload under the same key")
 	}
-	assert.Len(t, srv.got(), 1, "only the first batch reached the backend")
-	errorLines := h.logs.FilterMessageSnippet("401 Unauthorized").All()
-	require.Len(t, errorLines, 1, "the halt is logged once")
-	assert.Equal(t, "error", errorLines[0].Level.String())
-	assert.Contains(t, errorLines[0].Message, "on_unauthorized: drop", "the log says what to change")
+	require.NoError(t, h.exp.ConsumeTraces(context.Background(), spans("b", 1)))
+	assert.Len(t, srv.got(), 5, "sending resumed")
+
+	errorLines := h.logs.FilterLevelExact(zapcore.ErrorLevel).All()
+	require.Len(t, errorLines, 1, "the hold is logged once at error, not per probe or batch: %v", errorLines)
+	assert.Contains(t, errorLines[0].Message, "401 Unauthorized")
+	assert.Contains(t, errorLines[0].Message, "Fix the headers or auth", "the log says what to change")
+	ended := h.logs.FilterMessageSnippet("Hold ended").All()
+	require.Len(t, ended, 1)
+	assert.Equal(t, zapcore.InfoLevel, ended[0].Level)
+	assert.Empty(t, h.logs.FilterLevelExact(zapcore.WarnLevel).All(), "nothing dropped, nothing warned")
 }
 
 func TestUnauthorizedDropModeKeepsSending(t *testing.T) {
@@ -162,26 +175,76 @@ func TestUnauthorizedDropModeKeepsSending(t *testing.T) {
 	assert.Len(t, srv.got(), 3, "each batch tried once, none retried")
 }
 
-func TestBackoffScheduleThenDrop(t *testing.T) {
-	srv := newBackend(t, reply(503))
+// TestOutageHoldsThenDelivers: a backend that answers 503 (no Retry-After)
+// to everything is down, not the payload's fault: the payload waits at the
+// gate, one probe per backoff interval (1 s, 2 s, 4 s, … up to
+// backoff::max_interval), and is delivered when the backend recovers, after
+// more failures than max_attempts.
+func TestOutageHoldsThenDelivers(t *testing.T) {
+	script := make([]func(http.ResponseWriter), 0, 9)
+	for range 8 {
+		script = append(script, reply(503))
+	}
+	srv := newBackend(t, append(script, reply(200))...)
 	h := startTraces(t, testConfig(srv.URL), retrytest.NewAutoClock(start))
-	err := h.exp.ConsumeTraces(context.Background(), spans("a", 1))
-	require.Error(t, err)
-	assert.True(t, consumererror.IsPermanent(err), "exhausted retries end as a drop")
-	assert.Contains(t, err.Error(), "retries_exhausted")
-	assert.Len(t, srv.got(), 5, "attempts at 0, 1 s, 2 s, 4 s, 8 s")
-	assert.Equal(t, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}, h.clock.Waits())
+	require.NoError(t, h.exp.ConsumeTraces(context.Background(), spans("a", 1)))
+	assert.Len(t, srv.got(), 9)
+	assert.Equal(t, []time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 30 * time.Second, 30 * time.Second, 30 * time.Second}, h.clock.Waits())
+	warns := h.logs.FilterLevelExact(zapcore.WarnLevel).All()
+	require.Len(t, warns, 1, "the outage is logged once: %v", warns)
+	assert.Contains(t, warns[0].Message, "nothing is dropped")
 }
 
-func TestConnectionRefusedIsRetriedOnBackoff(t *testing.T) {
-	srv := newBackend(t)
-	url := srv.URL
-	srv.Close() // nothing listens there any more
-	h := startTraces(t, testConfig(url), retrytest.NewAutoClock(start))
+// TestOutageMaxDurationDrops: outage::max_duration bounds the wait.
+func TestOutageMaxDurationDrops(t *testing.T) {
+	srv := newBackend(t, reply(503))
+	cfg := testConfig(srv.URL)
+	cfg.Outage.MaxDuration = 10 * time.Second
+	h := startTraces(t, cfg, retrytest.NewAutoClock(start))
 	err := h.exp.ConsumeTraces(context.Background(), spans("a", 1))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "retries_exhausted")
-	assert.Len(t, h.clock.Waits(), 4)
+	assert.True(t, consumererror.IsPermanent(err))
+	assert.Contains(t, err.Error(), "outage_exhausted")
+	assert.Len(t, srv.got(), 4, "attempts at 0, 1 s, 3 s, 7 s; the deadline at 10 s comes before the next probe")
+}
+
+// TestConnectionRefusedHoldsUntilTheBackendListens: connection refused is
+// an outage: the payload is delivered once the backend listens again.
+func TestConnectionRefusedHoldsUntilTheBackendListens(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close()) // nothing listens there for now
+	var restarted sync.Once
+	got := make(chan received, 1)
+	fake := retrytest.NewAutoClock(start)
+	clock := &hookClock{Clock: fake, onWait: func(waits int) {
+		if waits < 6 {
+			return
+		}
+		// Before the sixth wait ends (61 s of outage), the backend comes back.
+		restarted.Do(func() {
+			l, lerr := net.Listen("tcp", addr)
+			require.NoError(t, lerr)
+			s := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				got <- received{Header: r.Header.Clone()}
+				w.WriteHeader(http.StatusOK)
+			}), ReadHeaderTimeout: time.Second}
+			go func() { _ = s.Serve(l) }()
+			t.Cleanup(func() { _ = s.Close() })
+		})
+	}}
+	cfg := testConfig("http://" + addr)
+	require.NoError(t, cfg.Validate())
+	h := startTracesOn(t, cfg, fake, clock)
+	require.NoError(t, h.exp.ConsumeTraces(context.Background(), spans("a", 1)))
+	require.Len(t, got, 1, "delivered once the backend is back")
+	assert.Equal(t, []time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 30 * time.Second}, fake.Waits())
+	attempts := h.logs.FilterMessage("Retry decision").All()
+	require.Len(t, attempts, 6, "six refused connections, then the delivery")
+	for _, e := range attempts {
+		assert.Equal(t, "connection_refused", e.ContextMap()["reason"])
+	}
 }
 
 func TestShutdownDuringALongWaitReturnsAtOnce(t *testing.T) {

@@ -11,13 +11,19 @@ import (
 	"github.com/otlphttpretry/otlphttpretry/retry/retrytest"
 )
 
-func TestHealthUnauthorizedReportsPermanentError(t *testing.T) {
-	srv := newBackend(t, reply(401))
+// TestHealthUnauthorizedReportsRecoverableError: a 401 is a recoverable
+// error naming the fix, reported once for the hold, and OK once a probe is
+// accepted.
+func TestHealthUnauthorizedReportsRecoverableError(t *testing.T) {
+	srv := newBackend(t, reply(401), reply(401), reply(401), reply(200))
 	h := startTraces(t, testConfig(srv.URL), retrytest.NewAutoClock(start))
-	for range 3 {
-		require.Error(t, h.exp.ConsumeTraces(context.Background(), spans("a", 1)))
-	}
-	assert.Equal(t, []string{"StatusPermanentError"}, h.host.statuses(), "reported once, at the halt")
+	require.NoError(t, h.exp.ConsumeTraces(context.Background(), spans("a", 1)))
+	require.NoError(t, h.exp.ConsumeTraces(context.Background(), spans("a", 1)))
+	assert.Equal(t, []string{"StatusRecoverableError", "StatusOK"}, h.host.statuses(), "reported once at the hold, once at the recovery")
+	err := h.host.errors()[0]
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "401 Unauthorized")
+	assert.Contains(t, err.Error(), "fix the credentials (headers or auth)")
 }
 
 func TestHealthUnauthorizedDropModeReportsNothing(t *testing.T) {
@@ -30,21 +36,22 @@ func TestHealthUnauthorizedDropModeReportsNothing(t *testing.T) {
 	assert.Empty(t, h.host.statuses())
 }
 
-func TestHealthRetriesExhaustedThenSuccessReportsOKOnce(t *testing.T) {
+func TestHealthOutageThenRecoveryReportsOKOnce(t *testing.T) {
 	srv := newBackend(t, reply(200), reply(503), reply(503), reply(503), reply(503), reply(503), reply(200))
 	h := startTraces(t, testConfig(srv.URL), retrytest.NewAutoClock(start))
 
 	require.NoError(t, h.exp.ConsumeTraces(context.Background(), spans("a", 1)))
 	assert.Empty(t, h.host.statuses(), "success while healthy reports nothing")
 
-	require.Error(t, h.exp.ConsumeTraces(context.Background(), spans("a", 1)))
-	assert.Equal(t, []string{"StatusRecoverableError"}, h.host.statuses())
+	require.NoError(t, h.exp.ConsumeTraces(context.Background(), spans("a", 1)), "held through the outage, then delivered")
+	assert.Equal(t, []string{"StatusRecoverableError", "StatusOK"}, h.host.statuses())
+	assert.Contains(t, h.host.errors()[0].Error(), "is failing; holding all payloads")
 
 	for range 3 {
 		require.NoError(t, h.exp.ConsumeTraces(context.Background(), spans("a", 1)))
 	}
 	assert.Equal(t, []string{"StatusRecoverableError", "StatusOK"}, h.host.statuses(), "OK once, not on every success")
-	require.Len(t, srv.got(), 1+5+3)
+	require.Len(t, srv.got(), 1+6+3)
 }
 
 func TestHealthThrottleBudgetExhaustedThenSuccess(t *testing.T) {

@@ -25,6 +25,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/otlphttpretry/otlphttpretry/internal/metadata"
+	"github.com/otlphttpretry/otlphttpretry/retry"
 	"github.com/otlphttpretry/otlphttpretry/retry/retrytest"
 )
 
@@ -123,8 +124,15 @@ func startTraces(t *testing.T, cfg *Config, clock *retrytest.Clock) *harness {
 // the exporter's second line of defence behind Validate.
 func startTracesUnvalidated(t *testing.T, cfg *Config, clock *retrytest.Clock) *harness {
 	t.Helper()
+	return startTracesOn(t, cfg, clock, clock)
+}
+
+// startTracesOn starts a traces exporter that reads time from clock, a
+// wrapper around fake.
+func startTracesOn(t *testing.T, cfg *Config, fake *retrytest.Clock, clock retry.Clock) *harness {
+	t.Helper()
 	core, logs := observer.New(zapcore.DebugLevel)
-	h := &harness{clock: clock, tel: componenttest.NewTelemetry(), logs: logs, host: &statusHost{Host: componenttest.NewNopHost()}}
+	h := &harness{clock: fake, tel: componenttest.NewTelemetry(), logs: logs, host: &statusHost{Host: componenttest.NewNopHost()}}
 	set := exportertest.NewNopSettings(metadata.Type)
 	set.TelemetrySettings = h.tel.NewTelemetrySettings()
 	set.Logger = zap.New(core)
@@ -167,6 +175,7 @@ type statusHost struct {
 	component.Host
 	mu     sync.Mutex
 	events []string
+	errs   []error // each event's error, nil for OK
 }
 
 // Report implements componentstatus.Reporter.
@@ -174,6 +183,14 @@ func (h *statusHost) Report(ev *componentstatus.Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.events = append(h.events, ev.Status().String())
+	h.errs = append(h.errs, ev.Err())
+}
+
+// errors returns each reported event's error in order.
+func (h *statusHost) errors() []error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]error(nil), h.errs...)
 }
 
 // statuses returns the reported statuses in order.
@@ -184,3 +201,21 @@ func (h *statusHost) statuses() []string {
 }
 
 var start = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+// hookClock is a fake clock that calls onWait before the n-th wait (1-based)
+// is taken: a test's way to change the world between two waits.
+type hookClock struct {
+	*retrytest.Clock
+	mu     sync.Mutex
+	n      int
+	onWait func(n int)
+}
+
+func (c *hookClock) After(d time.Duration) (<-chan time.Time, func()) {
+	c.mu.Lock()
+	c.n++
+	n := c.n
+	c.mu.Unlock()
+	c.onWait(n)
+	return c.Clock.After(d)
+}

@@ -80,6 +80,7 @@ func TestLogsNeverLeakSecretsAndCarryDecisionFields(t *testing.T) {
 		reply(200),
 		reply(http.StatusTemporaryRedirect, "Location", other.URL+"/v1/traces?token="+locToken),
 		reply(401),
+		reply(200),
 	)
 	u, err := url.Parse(srv.URL)
 	require.NoError(t, err)
@@ -91,14 +92,15 @@ func TestLogsNeverLeakSecretsAndCarryDecisionFields(t *testing.T) {
 	require.Error(t, cfg.Validate(), "Validate refuses credentials in an endpoint; the logs must not leak them either")
 	h := startTracesUnvalidated(t, cfg, retrytest.NewAutoClock(start))
 
-	// A: 429 (3 s), 503 (1 s), 200. B: redirect. C: 401, halt. D: halted.
+	// A: 429 (3 s), 503 (outage, 1 s), 200. B: redirect. C: 401 (hold,
+	// 1 min), 200. D: 200.
 	require.NoError(t, h.exp.ConsumeTraces(context.Background(), spans(marker+"-a", 2)))
 	require.Error(t, h.exp.ConsumeTraces(context.Background(), spans(marker+"-b", 1)))
-	require.Error(t, h.exp.ConsumeTraces(context.Background(), spans(marker+"-c", 1)))
-	require.Error(t, h.exp.ConsumeTraces(context.Background(), spans(marker+"-d", 1)))
+	require.NoError(t, h.exp.ConsumeTraces(context.Background(), spans(marker+"-c", 1)))
+	require.NoError(t, h.exp.ConsumeTraces(context.Background(), spans(marker+"-d", 1)))
 
 	got := srv.got()
-	require.Len(t, got, 5)
+	require.Len(t, got, 7)
 	assert.Empty(t, other.got())
 	// the secrets did reach the backend: they are configured, not lost
 	assert.Equal(t, "Bearer "+bearer, got[0].Header.Get("Authorization"))
@@ -111,7 +113,7 @@ func TestLogsNeverLeakSecretsAndCarryDecisionFields(t *testing.T) {
 		require.Len(t, k, 36)
 		keys[k] = true
 	}
-	require.Len(t, keys, 3, "batches A, B and C reached the backend")
+	require.Len(t, keys, 4, "batches A, B, C and D reached the backend")
 
 	secrets := []string{bearer, apiKey, password, querySecret, locToken, marker, "user:"}
 	for k := range keys {
@@ -155,7 +157,7 @@ func TestLogsNeverLeakSecretsAndCarryDecisionFields(t *testing.T) {
 	assert.Equal(t, time.Duration(0), f["retry_after_parsed"])
 	assert.Equal(t, false, f["defaulted"])
 	assert.Equal(t, false, f["capped"])
-	assert.Equal(t, "backoff", f["path"])
+	assert.Equal(t, "outage", f["path"], "nothing had succeeded yet: the destination is down, not the payload")
 	assert.Equal(t, time.Second, f["delay"])
 
 	f = decisionLine(t, h.logs, "307")
@@ -171,7 +173,8 @@ func TestLogsNeverLeakSecretsAndCarryDecisionFields(t *testing.T) {
 	assert.Equal(t, endpoint, f["endpoint"])
 	assert.Equal(t, "unauthorized", f["outcome"])
 	assert.Equal(t, maskedKeyOf(t, keyC), f["key"])
-	assert.NotContains(t, f, "delay")
+	assert.Equal(t, "unauthorized", f["path"])
+	assert.Equal(t, time.Minute, f["delay"], "the next probe after unauthorized::probe_interval")
 
 	assert.Len(t, h.logs.FilterMessage("Retry decision").All(), 4, "one per attempt that did not succeed")
 	maskA, withA := maskedKeyOf(t, keyA), 0
@@ -252,7 +255,7 @@ func TestLogThrottleWindowStartAndEndOnceForConcurrentPayloads(t *testing.T) {
 	assertExport(t, h, "success", repeatSecs(10, payloads)...)
 	assertGauges(t, h, 0, 0, 0)
 
-	started := h.logs.FilterMessageSnippet("Throttle window started").All()
+	started := h.logs.FilterMessageSnippet("Holding: the backend asked to wait").All()
 	require.Len(t, started, 1, "one window, one start line")
 	assert.Equal(t, zapcore.InfoLevel, started[0].Level)
 	sf := started[0].ContextMap()
@@ -261,7 +264,7 @@ func TestLogThrottleWindowStartAndEndOnceForConcurrentPayloads(t *testing.T) {
 	assert.Equal(t, start.Add(10*time.Second), sf["until"])
 	assert.Equal(t, "http://"+strings.TrimPrefix(srv.URL, "http://")+"/v1/traces", sf["endpoint"])
 
-	ended := h.logs.FilterMessageSnippet("Throttle window ended").All()
+	ended := h.logs.FilterMessageSnippet("Hold ended: the first request after the wait").All()
 	require.Len(t, ended, 1, "one window, one end line")
 	assert.Equal(t, zapcore.InfoLevel, ended[0].Level)
 }

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -271,6 +272,9 @@ func TestNoCredentialInAnyOutput(t *testing.T) {
 			require.NoError(t, err)
 			cfg := testConfig(srv.URL)
 			cfg.OnUnauthorized = UnauthorizedDrop
+			// A 503 or a broken response to every request is an outage:
+			// bound it, so that the export fails and its error is checked.
+			cfg.Outage.MaxDuration = time.Second
 			ext := map[component.ID]component.Component{}
 			if source.configure != nil {
 				source.configure(cfg, u)
@@ -279,6 +283,11 @@ func TestNoCredentialInAnyOutput(t *testing.T) {
 				id := component.MustNewID("rotating_auth")
 				ext[id] = source.auth
 				cfg.ClientConfig.Auth = configoptional.Some(configauth.Config{AuthenticatorID: id})
+			}
+			if source.name == "endpoint URL" {
+				require.Error(t, cfg.Validate(), "Validate refuses credentials in the endpoint; the outputs must not leak them either")
+			} else {
+				require.NoError(t, cfg.Validate())
 			}
 			host := &errHost{extHost: extHost{Host: componenttest.NewNopHost(), ext: ext}}
 			h := startTracesOnHost(t, cfg, retrytest.NewAutoClock(start), host)
@@ -438,7 +447,8 @@ func TestConfighttpClientSpanKeepsTheQueryString(t *testing.T) {
 	u, err := url.Parse(srv.URL)
 	require.NoError(t, err)
 	cfg := testConfig("http://user:url-pa55word@" + u.Host + "/?apikey=query-secret")
-	h := startTraces(t, cfg, retrytest.NewAutoClock(start))
+	require.Error(t, cfg.Validate(), "Validate refuses credentials in the endpoint, for this very reason")
+	h := startTracesUnvalidated(t, cfg, retrytest.NewAutoClock(start))
 	require.NoError(t, h.exp.ConsumeTraces(context.Background(), spans("a", 1)))
 
 	var full []string

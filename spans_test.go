@@ -35,7 +35,7 @@ func TestOneSpanPerPayloadWithAnEventPerAttempt(t *testing.T) {
 		require.Len(t, s.Events(), 3, "one event per attempt")
 		want := []map[string]string{
 			{"status_code": "429", "outcome": "throttled", "path": "rate_limit", "delay": "3s"},
-			{"status_code": "503", "outcome": "retryable", "path": "backoff", "delay": "1s"},
+			{"status_code": "503", "outcome": "retryable", "path": "outage", "delay": "1s"},
 			{"status_code": "200", "outcome": "success"},
 		}
 		for i, ev := range s.Events() {

@@ -173,6 +173,21 @@ func assertIdentityOnEveryPoint(t *testing.T, h *telHarness) {
 }
 
 // assertGauges checks the three async gauges.
+// assertHeld checks the held gauge: 1 for reason, 0 for the others (all 0
+// for "").
+func assertHeld(t *testing.T, h *telHarness, reason string) {
+	t.Helper()
+	var dps []metricdata.DataPoint[int64]
+	for _, r := range []string{"throttle", "outage", "unauthorized"} {
+		var v int64
+		if r == reason {
+			v = 1
+		}
+		dps = append(dps, h.sum(v, attrReason(r)))
+	}
+	metadatatest.AssertEqualOtlpHTTPRetryHeld(t, h.tel, dps, telOpts...)
+}
+
 func assertGauges(t *testing.T, h *telHarness, throttled int64, remaining float64, waiting int64) {
 	t.Helper()
 	metadatatest.AssertEqualOtlpHTTPRetryThrottled(t, h.tel, []metricdata.DataPoint[int64]{h.sum(throttled)}, telOpts...)
@@ -287,7 +302,7 @@ func TestTelemetryRateLimitRetryAfter(t *testing.T) {
 	}
 }
 
-func TestTelemetryBackoffThenSuccess(t *testing.T) {
+func TestTelemetryOutageThenSuccess(t *testing.T) {
 	srv := newBackend(t, reply(503), reply(200))
 	h := startTracesWithID(t, testConfig(srv.URL), retrytest.NewAutoClock(start))
 	require.NoError(t, h.consume(t, 1))
@@ -298,7 +313,7 @@ func TestTelemetryBackoffThenSuccess(t *testing.T) {
 		h.sum(1, attrOutcome("success"), attrStatus("200")),
 	}, telOpts...)
 	metadatatest.AssertEqualOtlpHTTPRetryRetries(t, h.tel, []metricdata.DataPoint[int64]{
-		h.sum(1, attrPath("backoff"), attrReason("503")),
+		h.sum(1, attrPath("outage"), attrReason("503")),
 	}, telOpts...)
 	// a 503 without Retry-After is examined, and found missing
 	metadatatest.AssertEqualOtlpHTTPRetryRetryAfterParsed(t, h.tel, []metricdata.DataPoint[int64]{
@@ -310,30 +325,29 @@ func TestTelemetryBackoffThenSuccess(t *testing.T) {
 	assertIdentityOnEveryPoint(t, h)
 }
 
-func TestTelemetryBackoffExhausted(t *testing.T) {
+func TestTelemetryOutageExhausted(t *testing.T) {
 	srv := newBackend(t, reply(503))
-	h := startTracesWithID(t, testConfig(srv.URL), retrytest.NewAutoClock(start))
+	cfg := testConfig(srv.URL)
+	cfg.Outage.MaxDuration = 10 * time.Second
+	h := startTracesWithID(t, cfg, retrytest.NewAutoClock(start))
 	require.Error(t, h.consume(t, 4))
-	require.Len(t, srv.got(), 5)
+	require.Len(t, srv.got(), 4, "attempts at 0, 1, 3 and 7 s; the 10 s bound comes before the next probe")
 
 	metadatatest.AssertEqualOtlpHTTPRetryAttempts(t, h.tel, []metricdata.DataPoint[int64]{
-		h.sum(5, attrOutcome("retryable"), attrStatus("503")),
+		h.sum(4, attrOutcome("retryable"), attrStatus("503")),
 	}, telOpts...)
 	metadatatest.AssertEqualOtlpHTTPRetryAttemptDurationSeconds(t, h.tel, []metricdata.HistogramDataPoint[float64]{
-		h.hist(attemptBounds, repeatSecs(0, 5), attrOutcome("retryable")),
+		h.hist(attemptBounds, repeatSecs(0, 4), attrOutcome("retryable")),
 	}, telOpts...)
 	metadatatest.AssertEqualOtlpHTTPRetryRetries(t, h.tel, []metricdata.DataPoint[int64]{
-		h.sum(4, attrPath("backoff"), attrReason("503")),
-	}, telOpts...)
-	metadatatest.AssertEqualOtlpHTTPRetryRetryAfterParsed(t, h.tel, []metricdata.DataPoint[int64]{
-		h.sum(5, attrResult("missing")),
+		h.sum(4, attrPath("outage"), attrReason("503")),
 	}, telOpts...)
 	metadatatest.AssertEqualOtlpHTTPRetryDroppedItems(t, h.tel, []metricdata.DataPoint[int64]{
-		h.sum(4, attrReason("retries_exhausted")),
+		h.sum(4, attrReason("outage_exhausted")),
 	}, telOpts...)
-	assertExport(t, h, "dropped", 1+2+4+8)
+	assertExport(t, h, "dropped", 10)
 	requireNoMetric(t, h, mWait)
-	assert.Equal(t, []string{"StatusRecoverableError"}, h.host.statuses())
+	assert.Equal(t, []string{"StatusRecoverableError", "StatusRecoverableError"}, h.host.statuses(), "the outage when it began, the drop when the bound passed")
 	assertIdentityOnEveryPoint(t, h)
 }
 
@@ -388,29 +402,26 @@ func TestTelemetryPermanentStatus(t *testing.T) {
 	assertIdentityOnEveryPoint(t, h)
 }
 
-func TestTelemetryUnauthorizedHalt(t *testing.T) {
-	srv := newBackend(t, reply(401))
+func TestTelemetryUnauthorizedHold(t *testing.T) {
+	srv := newBackend(t, reply(401), reply(401), reply(200))
 	h := startTracesWithID(t, testConfig(srv.URL), retrytest.NewAutoClock(start))
 	for _, n := range []int{1, 2, 3} {
-		require.Error(t, h.consume(t, n))
+		require.NoError(t, h.consume(t, n))
 	}
-	require.Len(t, srv.got(), 1, "later batches send nothing")
+	require.Len(t, srv.got(), 5, "the first request, one probe a minute until accepted, then one per batch")
 
 	metadatatest.AssertEqualOtlpHTTPRetryAttempts(t, h.tel, []metricdata.DataPoint[int64]{
-		h.sum(1, attrOutcome("unauthorized"), attrStatus("401")),
+		h.sum(2, attrOutcome("unauthorized"), attrStatus("401")),
+		h.sum(3, attrOutcome("success"), attrStatus("200")),
 	}, telOpts...)
-	metadatatest.AssertEqualOtlpHTTPRetryDroppedItems(t, h.tel, []metricdata.DataPoint[int64]{
-		h.sum(1+2+3, attrReason("unauthorized_halt")),
+	metadatatest.AssertEqualOtlpHTTPRetryRetries(t, h.tel, []metricdata.DataPoint[int64]{
+		h.sum(2, attrPath("unauthorized"), attrReason("401")),
 	}, telOpts...)
-	// Only the first batch was sent: export duration runs from a payload's
-	// first attempt, latency from its entry into the exporter.
-	metadatatest.AssertEqualOtlpHTTPRetryExportDurationSeconds(t, h.tel,
-		[]metricdata.HistogramDataPoint[float64]{h.hist(exportBounds, []float64{0}, attrFinal("dropped"))}, telOpts...)
-	metadatatest.AssertEqualOtlpHTTPRetryExportLatencySeconds(t, h.tel,
-		[]metricdata.HistogramDataPoint[float64]{h.hist(exportBounds, []float64{0, 0, 0}, attrFinal("dropped"))}, telOpts...)
-	requireNoMetric(t, h, mRetries)
+	requireNoMetric(t, h, mDropped)
 	requireNoMetric(t, h, mParsed)
-	assert.Equal(t, []string{"StatusPermanentError"}, h.host.statuses())
+	assertExport(t, h, "success", 120, 0, 0)
+	assertHeld(t, h, "")
+	assert.Equal(t, []string{"StatusRecoverableError", "StatusOK"}, h.host.statuses())
 	assertIdentityOnEveryPoint(t, h)
 }
 
@@ -476,7 +487,12 @@ func TestTelemetryShutdownDuringWait(t *testing.T) {
 		h.sum(3, attrReason("shutdown")),
 	}, telOpts...)
 	assert.Len(t, srv.got(), 1)
-	assert.Len(t, h.logs.FilterMessageSnippet("Export interrupted by shutdown").All(), 1)
+	lost := h.logs.FilterMessageSnippet("lost with the memory queue").All()
+	require.Len(t, lost, 1, "one line for everything lost at shutdown, not one per payload")
+	assert.Equal(t, zapcore.WarnLevel, lost[0].Level)
+	assert.Equal(t, int64(1), lost[0].ContextMap()["payloads"])
+	assert.Equal(t, int64(3), lost[0].ContextMap()["items"])
+	assert.Contains(t, lost[0].Message, "file_storage", "the line says how to keep them")
 	assertIdentityOnEveryPoint(t, h)
 }
 
@@ -515,17 +531,19 @@ func TestGaugesFollowTheWindowAndBackoff(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- h.consume(t, 1) }()
 
-	require.True(t, clock.WaitForTimers(1, 10*time.Second), "waiting at the closed gate")
+	require.True(t, clock.WaitForTimers(1, 10*time.Second), "waiting at the holding gate")
 	assertGauges(t, h, 1, 30, 1)
+	assertHeld(t, h, "throttle")
 	clock.Advance(10 * time.Second)
 	assertGauges(t, h, 1, 20, 1)
 
-	// The window ends; the probe gets a 503 and waits 1 s on the backoff
-	// path: the gate is still closed (the probe did not succeed) but has no
-	// time left, and the payload is still waiting.
+	// The window ends; the probe gets a 503 without Retry-After: nothing
+	// has succeeded, so the destination is down, and the gate holds for an
+	// outage, 1 s until the next probe.
 	clock.Advance(20 * time.Second)
 	require.Eventually(t, func() bool { return len(srv.got()) == 2 && clock.Pending() == 1 }, 10*time.Second, time.Millisecond)
-	assertGauges(t, h, 1, 0, 1)
+	assertGauges(t, h, 0, 1, 1)
+	assertHeld(t, h, "outage")
 
 	clock.Advance(time.Second)
 	select {
@@ -535,6 +553,7 @@ func TestGaugesFollowTheWindowAndBackoff(t *testing.T) {
 		t.Fatal("the export did not finish")
 	}
 	assertGauges(t, h, 0, 0, 0)
+	assertHeld(t, h, "")
 	assertExport(t, h, "success", 31)
 	assertIdentityOnEveryPoint(t, h)
 }

@@ -45,12 +45,13 @@ func (h extHost) GetExtensions() map[component.ID]component.Component { return h
 func startTracesWithExtensions(t *testing.T, cfg *Config, clock *retrytest.Clock, ext map[component.ID]component.Component) *harness {
 	t.Helper()
 	host := &statusHost{Host: extHost{Host: componenttest.NewNopHost(), ext: ext}}
+	require.NoError(t, cfg.Validate())
 	h := startTracesOnHost(t, cfg, clock, host)
 	h.host = host
 	return h
 }
 
-// startTracesOnHost is startTraces on the given host.
+// startTracesOnHost is startTracesUnvalidated on the given host.
 func startTracesOnHost(t *testing.T, cfg *Config, clock *retrytest.Clock, host component.Host) *harness {
 	t.Helper()
 	core, logs := observer.New(zapcore.DebugLevel)
@@ -58,7 +59,6 @@ func startTracesOnHost(t *testing.T, cfg *Config, clock *retrytest.Clock, host c
 	set := exportertest.NewNopSettings(metadata.Type)
 	set.TelemetrySettings = h.tel.NewTelemetrySettings()
 	set.Logger = zap.New(core)
-	require.NoError(t, cfg.Validate())
 	exp, err := newFactory(clock).CreateTraces(context.Background(), set, cfg)
 	require.NoError(t, err)
 	require.NoError(t, exp.Start(context.Background(), host))
@@ -150,16 +150,16 @@ func TestErrorBodyIsDrainedSoTheConnectionIsReused(t *testing.T) {
 				_, _ = io.Copy(io.Discard, r.Body)
 				requests.Add(1)
 				w.Header().Set("Content-Type", "text/plain")
-				w.WriteHeader(http.StatusServiceUnavailable)
+				w.WriteHeader(http.StatusBadRequest)
 				_, _ = io.WriteString(w, body)
 			})
 			h := startTraces(t, testConfig(srv.URL), retrytest.NewAutoClock(start))
-			for range 3 {
+			for range 15 {
 				err := h.exp.ConsumeTraces(context.Background(), spans("a", 1))
 				require.Error(t, err)
-				assert.Contains(t, err.Error(), "retries_exhausted")
+				assert.Contains(t, err.Error(), "permanent_status")
 			}
-			assert.EqualValues(t, 15, requests.Load(), "3 batches, 5 attempts each")
+			assert.EqualValues(t, 15, requests.Load(), "15 batches, one attempt each")
 			assert.EqualValues(t, 1, conns.Load(), "every attempt reused the first connection")
 		})
 	}
@@ -171,7 +171,7 @@ func TestEndlessErrorBodyIsAbandonedAtTheDrainBound(t *testing.T) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		requests.Add(1)
 		w.Header().Set("Content-Type", "text/plain")
-		w.WriteHeader(http.StatusServiceUnavailable)
+		w.WriteHeader(http.StatusBadRequest)
 		chunk := []byte(strings.Repeat("y", 32<<10))
 		// "Endless" for the client: far beyond any bound it may read. The
 		// loop ends when the client closes the connection (or at 256 MiB).
@@ -187,9 +187,11 @@ func TestEndlessErrorBodyIsAbandonedAtTheDrainBound(t *testing.T) {
 	cfg.ClientConfig.Middlewares = []configmiddleware.Config{{ID: counterID}}
 	h := startTracesWithExtensions(t, cfg, retrytest.NewAutoClock(start), map[component.ID]component.Component{counterID: counter})
 
-	err := h.exp.ConsumeTraces(context.Background(), spans("a", 1))
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "retries_exhausted")
+	for range 5 {
+		err := h.exp.ConsumeTraces(context.Background(), spans("a", 1))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "permanent_status")
+	}
 
 	read := counter.closed()
 	require.Len(t, read, 5, "every attempt's response was closed")

@@ -51,7 +51,7 @@ type Gate struct {
 	failures  int        // holds in a row: 1 when the hold began, +1 per failed probe
 	probe     uint64     // ticket of the probe out, 0 when none
 	tickets   uint64
-	successes uint64
+	successes uint64 // answers that showed the destination up
 	changed   chan struct{}
 }
 
@@ -139,10 +139,12 @@ type Transition struct {
 	Ended HoldReason
 }
 
-// Report tells the gate how the attempt made with pass ended: success, or
-// a hold until until for reason (HoldNone when the outcome says nothing
-// about the destination, such as a permanent failure of one payload).
-func (g *Gate) Report(pass Pass, success bool, reason HoldReason, until time.Time) (t Transition) {
+// Report tells the gate how the attempt made with pass ended: up (the
+// destination answered with a success, or with a permanent status for that
+// one payload), or a hold until until for reason, or neither (HoldNone: the
+// outcome says nothing about the destination, such as a failure counted
+// against the payload itself).
+func (g *Gate) Report(pass Pass, up bool, reason HoldReason, until time.Time) (t Transition) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	isProbe := pass.Probe && pass.ticket == g.probe
@@ -150,7 +152,7 @@ func (g *Gate) Report(pass Pass, success bool, reason HoldReason, until time.Tim
 		g.probe = 0
 	}
 	switch {
-	case success:
+	case up:
 		g.successes++
 		if g.reason != HoldNone && (isProbe || g.reason == HoldOutage) {
 			t.Ended = g.reason

@@ -83,6 +83,9 @@ func (l *Loop) Run(ctx context.Context, send SendFunc) Outcome {
 			if errors.Is(err, ErrGateDeadline) {
 				reason, _ := l.gate.State()
 				_, drop := l.policy.gateDeadline(&s, reason, l.clock.Now())
+				if last.Err != nil {
+					err = fmt.Errorf("%w; last answer: %w", err, last.Err)
+				}
 				return Outcome{Kind: Dropped, Reason: drop, Attempts: s.Attempts, Last: last, Err: err}
 			}
 			return l.interrupted(ctx, s.Attempts, last, err)
@@ -160,7 +163,10 @@ func (l *Loop) attempt(ctx context.Context, s State, pass Pass, send SendFunc) (
 		ctx = context.WithoutCancel(ctx)
 	}
 	l.observe(ctx, e)
-	t := l.gate.Report(pass, d.Action == ActionSuccess, d.Hold, d.Until)
+	// A success, or a permanent answer to one payload, shows the
+	// destination up: it answers and is neither throttling nor failing.
+	up := d.Action == ActionSuccess || (resp.Status != 0 && d.Drop == DropPermanentStatus)
+	t := l.gate.Report(pass, up, d.Hold, d.Until)
 	l.transition(ctx, t, e)
 	return s, d
 }

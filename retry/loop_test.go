@@ -869,3 +869,18 @@ func TestLoopPoisonPayload(t *testing.T) {
 	}
 	assert.Equal(t, []retry.Path{retry.PathOutage, retry.PathBackoff, retry.PathBackoff, retry.PathBackoff, retry.PathBackoff, retry.PathNone}, paths)
 }
+
+// TestLoopPermanentAnswerEndsAnOutage: the probe of an outage that gets a
+// permanent answer (400) is dropped, and the answer shows the destination
+// up: the gate opens for everyone.
+func TestLoopPermanentAnswerEndsAnOutage(t *testing.T) {
+	h := newHarness(retrytest.NewAutoClock(t0), defaultPolicy(), 0)
+	h.gate.Hold(retry.HoldOutage, t0.Add(time.Second))
+	out := h.loop.Run(context.Background(), newScript(resp(400)).send)
+	assert.Equal(t, retry.Dropped, out.Kind)
+	assert.Equal(t, retry.DropPermanentStatus, out.Reason)
+	reason, _ := h.gate.State()
+	assert.Equal(t, retry.HoldNone, reason)
+	require.Len(t, h.events.of(retry.EventHoldEnd), 1)
+	assert.Equal(t, retry.HoldOutage, h.events.of(retry.EventHoldEnd)[0].Held)
+}

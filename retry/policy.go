@@ -54,7 +54,8 @@ type Attempt struct {
 	// Now is when the response (or the error) arrived.
 	Now time.Time
 	// SuccessesAtStart and Successes are the destination's count of
-	// successful requests when this attempt left and now.
+	// answers that showed it up (successes, permanent answers to one
+	// payload) when this attempt left and now.
 	SuccessesAtStart, Successes uint64
 	// Held is the reason of the hold this attempt was the probe of
 	// (HoldNone when it passed an open gate), and HoldFailures how many

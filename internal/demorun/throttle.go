@@ -173,7 +173,7 @@ func (s Throttle) Run(ctx context.Context) (*ThrottleResult, error) {
 // interestingLogLine keeps the collector's lines about throttling, drops,
 // warnings and errors.
 func interestingLogLine(line string) bool {
-	for _, s := range []string{"Throttle window", "Dropped", "halted", "401", "\twarn\t", "\terror\t", "panic"} {
+	for _, s := range []string{"Holding", "Hold ended", "Dropped", "halted", "401", "\twarn\t", "\terror\t", "panic"} {
 		if strings.Contains(line, s) {
 			return true
 		}

@@ -5,7 +5,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,6 +34,9 @@ const scenarioTemplate = `extensions:
 {{- end }}
   healthcheckv2:
     use_v2: true
+    component_health:
+      include_recoverable_errors: true
+      recovery_duration: 500ms
     http:
       endpoint: {{ .HealthEndpoint }}
       status:
@@ -186,6 +191,29 @@ func newHarness(t *testing.T, backend demobackend.Config, sc scenario) *harness 
 
 func (h *harness) receiverURL() string { return "http://" + h.data.ReceiverEndpoint }
 func (h *harness) healthURL() string   { return "http://" + h.data.HealthEndpoint + "/status" }
+
+// health polls the health endpoint for up to 5 s until it answers, and
+// returns its last status code and body.
+func (h *harness) health(ctx context.Context) (int, string) {
+	var code int
+	var body string
+	for range 50 {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.healthURL(), nil)
+		if err != nil {
+			return 0, err.Error()
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			code, body = resp.StatusCode, string(b)
+			return code, body
+		}
+		body = err.Error()
+		time.Sleep(100 * time.Millisecond)
+	}
+	return code, body
+}
 func (h *harness) metricsURL() string {
 	return fmt.Sprintf("http://127.0.0.1:%d/metrics", h.data.MetricsPort)
 }

@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -118,6 +119,10 @@ func TestUnauthorizedHoldSurvivesRestart(t *testing.T) {
 	if got := mA.Sum(prefix+"dropped_items", nil); got != 0 {
 		t.Errorf("first process: dropped_items = %v while held, want 0: %s", got, droppedLines(mA))
 	}
+	// While held, the health endpoint shows the recoverable error.
+	if code, body := h.health(ctx); code != http.StatusInternalServerError || !strings.Contains(body, "StatusRecoverableError") {
+		t.Errorf("health while held: %d, want 500 naming StatusRecoverableError\n%s", code, body)
+	}
 
 	// Restart in the middle of the hold, on the same storage.
 	took := h.stop()
@@ -144,6 +149,10 @@ func TestUnauthorizedHoldSurvivesRestart(t *testing.T) {
 		t.Errorf("%d of %d spans not delivered within %s of the backend's recovery (e.g. %v)", d.Missing, d.Sent, 2*probe+30*time.Second, d.MissingIDs)
 	}
 	mB := h.scrape(ctx)
+	// Recovered: the component reported OK again.
+	if code, body := h.health(ctx); code != http.StatusOK {
+		t.Errorf("health after the recovery: %d, want 200\n%s", code, body)
+	}
 	h.stop()
 
 	d := checkDelivery(sent, recs)

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,8 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/otlphttpretry/otlphttpretry/internal/metadatatest"
 	"github.com/otlphttpretry/otlphttpretry/retry/retrytest"
 )
 
@@ -272,4 +275,47 @@ func TestShutdownDuringALongWaitReturnsAtOnce(t *testing.T) {
 	}
 	assert.Equal(t, start, clock.Now(), "shutdown did not wait for the fake clock")
 	assert.Len(t, srv.got(), 1, "no request after the 429 inside its window")
+}
+
+// TestUnauthorizedHoldFillsTheMemoryQueue: while a 401 holds the
+// destination, the memory queue fills, then refuses new batches, counted as
+// dropped_items{reason=queue_full}; the backend sees nothing but the first
+// request, and the log has one error line however many batches arrive.
+// When the probe is accepted, everything queued is delivered.
+func TestUnauthorizedHoldFillsTheMemoryQueue(t *testing.T) {
+	var accept atomic.Bool
+	srv := newBackend(t, func(w http.ResponseWriter) {
+		if accept.Load() {
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		w.WriteHeader(http.StatusUnauthorized)
+	})
+	cfg := testConfig(srv.URL)
+	withMemoryQueue(cfg, 1)
+	cfg.QueueConfig.Get().QueueSize = 3
+	clock := retrytest.NewClock(start)
+	h := startTracesWithID(t, cfg, clock)
+
+	require.NoError(t, h.consume(t, 1))
+	require.True(t, clock.WaitForTimers(1, 10*time.Second), "the first batch got its 401 and waits for the probe")
+	// The memory queue counts the held batch against its size: two more fit.
+	require.NoError(t, h.consume(t, 2))
+	require.NoError(t, h.consume(t, 3))
+	for n := 4; n <= 6; n++ {
+		require.Error(t, h.consume(t, n), "batch %d is refused: the queue is full", n)
+	}
+	metadatatest.AssertEqualOtlpHTTPRetryDroppedItems(t, h.tel, []metricdata.DataPoint[int64]{
+		h.sum(4+5+6, attrReason("queue_full")),
+	}, telOpts...)
+	assert.Len(t, srv.got(), 1, "nothing but the first request while held")
+	assert.Len(t, h.logs.FilterLevelExact(zapcore.ErrorLevel).FilterMessageSnippet("401").All(), 1, "one error line for the hold")
+
+	accept.Store(true)
+	clock.Advance(time.Minute)
+	require.Eventually(t, func() bool { return len(srv.got()) == 4 }, 10*time.Second, time.Millisecond, "the probe and the two queued batches")
+	assert.Len(t, h.logs.FilterMessageSnippet("Hold ended").All(), 1)
+	metadatatest.AssertEqualOtlpHTTPRetryDroppedItems(t, h.tel, []metricdata.DataPoint[int64]{
+		h.sum(4+5+6, attrReason("queue_full")),
+	}, telOpts...)
 }

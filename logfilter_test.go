@@ -166,9 +166,12 @@ func TestShutdownLogWithMemoryQueueHasNoExporterhelperLines(t *testing.T) {
 		queued+1, logs.Len()-before, infoUp, fromHelper)
 	assert.Zero(t, fromHelper, "exporterhelper's lines")
 	assert.Zero(t, errorLines, "error lines")
-	// What remains is the exporter's own line per payload (until those are
-	// aggregated) and its debug line for the one attempt the drain makes.
-	assert.LessOrEqual(t, infoUp, queued+1, "at most the exporter's own line per payload")
+	// What remains is one line for everything the memory queue lost, and
+	// debug lines for the one attempt the drain makes.
+	assert.Equal(t, 1, infoUp, "one line at info or above for the whole shutdown, not one per payload")
+	lost := logs.FilterMessageSnippet("lost with the memory queue").All()
+	require.Len(t, lost, 1)
+	assert.Equal(t, int64(queued+1), lost[0].ContextMap()["payloads"])
 	if t.Failed() {
 		t.Logf("the whole log:\n%s", dumpLogs(logs))
 	}

@@ -18,6 +18,18 @@ const (
 	ParsedNegative ParseResult = "negative"
 )
 
+// Reference names the clock an HTTP-date was compared with.
+type Reference string
+
+const (
+	// ReferenceDateHeader: the response's own Date header, the server's
+	// notion of now. A server clock that runs ahead or behind ours then
+	// neither lengthens nor shortens the wait.
+	ReferenceDateHeader Reference = "date_header"
+	// ReferenceLocalClock: our clock, when the response has no valid Date.
+	ReferenceLocalClock Reference = "local_clock"
+)
+
 // RetryAfter is the outcome of reading a Retry-After header.
 type RetryAfter struct {
 	// Result is how the header parsed.
@@ -28,6 +40,9 @@ type RetryAfter struct {
 	Delay time.Duration
 	// Capped is set when the server asked for more than the cap.
 	Capped bool
+	// Reference is the clock an HTTP-date was compared with; empty for
+	// every other result.
+	Reference Reference
 }
 
 // Usable reports whether the header gave a delay (seconds or a date).
@@ -36,10 +51,14 @@ func (r RetryAfter) Usable() bool {
 }
 
 // ParseRetryAfter reads the Retry-After header from h, whatever the case of
-// its name, and turns it into a delay from now, no longer than maxDelay.
+// its name, and turns it into a delay, no longer than maxDelay.
 // It accepts delay-seconds and the three HTTP-date forms of RFC 9110
-// (IMF-fixdate, RFC 850, asctime). Zero and dates in the past give a zero
-// delay; a value too large for any integer type is capped like any other.
+// (IMF-fixdate, RFC 850, asctime). An HTTP-date is compared with the
+// response's Date header when that holds a valid HTTP-date (the server's
+// own notion of now, so a server clock running ahead or behind ours does not
+// lengthen or shorten the wait), else with now; Reference says which.
+// Zero and dates in the past give a zero delay; a value too large for any
+// integer type is capped like any other.
 func ParseRetryAfter(h http.Header, now time.Time, maxDelay time.Duration) RetryAfter {
 	raw, ok := headerValue(h, "Retry-After")
 	if !ok || raw == "" {
@@ -52,9 +71,21 @@ func ParseRetryAfter(h http.Header, now time.Time, maxDelay time.Duration) Retry
 		return capped(RetryAfter{Result: ParsedSeconds, Raw: raw}, secondsToDuration(raw), maxDelay)
 	}
 	if t, err := http.ParseTime(raw); err == nil {
-		return capped(RetryAfter{Result: ParsedDate, Raw: raw}, max(t.Sub(now), 0), maxDelay)
+		ref, reference := serverNow(h, now)
+		return capped(RetryAfter{Result: ParsedDate, Raw: raw, Reference: reference}, max(t.Sub(ref), 0), maxDelay)
 	}
 	return RetryAfter{Result: ParsedInvalid, Raw: raw}
+}
+
+// serverNow is the time the response was sent by the server's clock: its
+// Date header when that is a valid HTTP-date, else now by ours.
+func serverNow(h http.Header, now time.Time) (time.Time, Reference) {
+	if raw, ok := headerValue(h, "Date"); ok && raw != "" {
+		if t, err := http.ParseTime(raw); err == nil {
+			return t, ReferenceDateHeader
+		}
+	}
+	return now, ReferenceLocalClock
 }
 
 func capped(r RetryAfter, d, maxDelay time.Duration) RetryAfter {

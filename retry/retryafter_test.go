@@ -2,6 +2,7 @@ package retry_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,7 +30,7 @@ func TestParseRetryAfter(t *testing.T) {
 		return retry.RetryAfter{Result: retry.ParsedSeconds, Raw: raw, Delay: d}
 	}
 	fromDate := func(raw string, d time.Duration) retry.RetryAfter {
-		return retry.RetryAfter{Result: retry.ParsedDate, Raw: raw, Delay: d}
+		return retry.RetryAfter{Result: retry.ParsedDate, Raw: raw, Delay: d, Reference: retry.ReferenceLocalClock}
 	}
 
 	tests := []struct {
@@ -85,7 +86,7 @@ func TestParseRetryAfter(t *testing.T) {
 			name:       "date beyond the cap",
 			header:     set("Retry-After", imfFixdate),
 			now:        date.Add(-time.Hour),
-			want:       retry.RetryAfter{Result: retry.ParsedDate, Raw: imfFixdate, Delay: maxDelay, Capped: true},
+			want:       retry.RetryAfter{Result: retry.ParsedDate, Raw: imfFixdate, Delay: maxDelay, Capped: true, Reference: retry.ReferenceLocalClock},
 			wantUsable: true,
 		},
 
@@ -126,4 +127,131 @@ func TestParseRetryAfter(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An HTTP-date in Retry-After is read against the response's own Date header
+// when it has a valid one: a server whose clock runs ahead of or behind ours
+// still gets exactly the wait it asked for.
+func TestParseRetryAfterDateHeaderReference(t *testing.T) {
+	const maxDelay = 300 * time.Second
+	// Our clock reads t0. The server means "retry in 30 s" by its own clock.
+	intended := 30 * time.Second
+	header := func(serverNow time.Time, extra ...string) http.Header {
+		h := http.Header{}
+		h.Set("Retry-After", serverNow.Add(intended).Format(http.TimeFormat))
+		h.Set("Date", serverNow.Format(http.TimeFormat))
+		for i := 0; i+1 < len(extra); i += 2 {
+			h.Set(extra[i], extra[i+1])
+		}
+		return h
+	}
+	tests := []struct {
+		name      string
+		header    http.Header
+		wantDelay time.Duration
+		wantRef   retry.Reference
+		wantCap   bool
+	}{
+		{name: "server clock in step", header: header(t0), wantDelay: intended, wantRef: retry.ReferenceDateHeader},
+		// With the local clock the wait would be 1 h 30 s (capped at 300 s).
+		{name: "server clock one hour ahead", header: header(t0.Add(time.Hour)), wantDelay: intended, wantRef: retry.ReferenceDateHeader},
+		// With the local clock the date would be in the past: no wait at all.
+		{name: "server clock one hour behind", header: header(t0.Add(-time.Hour)), wantDelay: intended, wantRef: retry.ReferenceDateHeader},
+		{name: "server clock a year behind", header: header(t0.AddDate(-1, 0, 0)), wantDelay: intended, wantRef: retry.ReferenceDateHeader},
+		{
+			name:      "Date header in RFC 850 form",
+			header:    http.Header{"Retry-After": {"Sun, 06 Nov 1994 08:50:07 GMT"}, "Date": {"Sunday, 06-Nov-94 08:49:37 GMT"}},
+			wantDelay: intended, wantRef: retry.ReferenceDateHeader,
+		},
+		{
+			name:      "lower-case date key put straight into the map",
+			header:    http.Header{"Retry-After": {"Sun, 06 Nov 1994 08:50:07 GMT"}, "date": {" Sun, 06 Nov 1994 08:49:37 GMT "}},
+			wantDelay: intended, wantRef: retry.ReferenceDateHeader,
+		},
+		{
+			name:      "retry date before the server's Date gives no wait",
+			header:    http.Header{"Retry-After": {"Sun, 06 Nov 1994 08:49:07 GMT"}, "Date": {"Sun, 06 Nov 1994 08:49:37 GMT"}},
+			wantDelay: 0, wantRef: retry.ReferenceDateHeader,
+		},
+		{
+			name:      "a wait beyond the cap by the server's clock is capped",
+			header:    http.Header{"Retry-After": {"Sun, 06 Nov 1994 09:49:37 GMT"}, "Date": {"Sun, 06 Nov 1994 08:49:37 GMT"}},
+			wantDelay: maxDelay, wantRef: retry.ReferenceDateHeader, wantCap: true,
+		},
+		// No usable Date: the local clock, as before. The server is one hour
+		// behind, so against our clock its date lies in the past.
+		{name: "no Date header", header: http.Header{"Retry-After": {t0.Add(-time.Hour + intended).Format(http.TimeFormat)}}, wantDelay: 0, wantRef: retry.ReferenceLocalClock},
+		{name: "Date header is not a date", header: header(t0.Add(-time.Hour), "Date", "yesterday"), wantDelay: 0, wantRef: retry.ReferenceLocalClock},
+		{name: "Date header in ISO 8601", header: header(t0.Add(-time.Hour), "Date", "2025-03-01T11:00:00Z"), wantDelay: 0, wantRef: retry.ReferenceLocalClock},
+		{name: "Date header empty", header: header(t0.Add(-time.Hour), "Date", ""), wantDelay: 0, wantRef: retry.ReferenceLocalClock},
+		{name: "Date header is delay-seconds", header: header(t0.Add(-time.Hour), "Date", "30"), wantDelay: 0, wantRef: retry.ReferenceLocalClock},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := retry.ParseRetryAfter(tt.header, t0, maxDelay)
+			assert.Equal(t, retry.ParsedDate, got.Result)
+			assert.Equal(t, tt.wantDelay, got.Delay)
+			assert.Equal(t, tt.wantRef, got.Reference)
+			assert.Equal(t, tt.wantCap, got.Capped)
+		})
+	}
+}
+
+// delay-seconds need no reference clock, with or without a Date header.
+func TestParseRetryAfterSecondsIgnoreDateHeader(t *testing.T) {
+	h := http.Header{"Retry-After": {"5"}, "Date": {t0.Add(time.Hour).Format(http.TimeFormat)}}
+	got := retry.ParseRetryAfter(h, t0, time.Minute)
+	assert.Equal(t, retry.RetryAfter{Result: retry.ParsedSeconds, Raw: "5", Delay: 5 * time.Second}, got)
+}
+
+// FuzzParseRetryAfterDate feeds ParseRetryAfter a Retry-After value and a
+// Date value of any shape: with a valid Date the delay is the difference of
+// the two dates (clamped to [0, cap]) whatever the local clock says; with an
+// invalid or missing Date the result is what it was without one.
+func FuzzParseRetryAfterDate(f *testing.F) {
+	f.Add("Sun, 06 Nov 1994 08:50:07 GMT", "Sun, 06 Nov 1994 08:49:37 GMT", int64(0))
+	f.Add("Sun, 06 Nov 1994 08:50:07 GMT", "", int64(784111777))
+	f.Add("Sun, 06 Nov 1994 08:50:07 GMT", "garbage", int64(784111777))
+	f.Add("Fri, 31 Dec 9999 23:59:59 GMT", "Mon, 01 Jan 0001 00:00:00 GMT", int64(0))
+	f.Add("Mon, 01 Jan 0001 00:00:00 GMT", "Fri, 31 Dec 9999 23:59:59 GMT", int64(0))
+	f.Add("30", "Sun, 06 Nov 1994 08:49:37 GMT", int64(0))
+	f.Add("Sun Nov  6 08:50:07 1994", "Sunday, 06-Nov-94 08:49:37 GMT", int64(-1))
+	f.Fuzz(func(t *testing.T, retryAfter, date string, nowUnix int64) {
+		const maxDelay = 300 * time.Second
+		now := time.Unix(nowUnix, 0)
+		h := http.Header{"Retry-After": {retryAfter}, "Date": {date}}
+		got := retry.ParseRetryAfter(h, now, maxDelay)
+		without := retry.ParseRetryAfter(http.Header{"Retry-After": {retryAfter}}, now, maxDelay)
+		if got.Delay < 0 || got.Delay > maxDelay {
+			t.Fatalf("delay %s outside [0, %s]", got.Delay, maxDelay)
+		}
+		if got.Result != retry.ParsedDate {
+			if got != without {
+				t.Fatalf("a %q result depends on the Date header: %+v vs %+v", got.Result, got, without)
+			}
+			if got.Reference != "" {
+				t.Fatalf("a %q result names reference %q", got.Result, got.Reference)
+			}
+			return
+		}
+		serverNow, err := http.ParseTime(strings.TrimSpace(date))
+		if err != nil {
+			if got != without || got.Reference != retry.ReferenceLocalClock {
+				t.Fatalf("invalid Date %q: %+v, want %+v on the local clock", date, got, without)
+			}
+			return
+		}
+		if got.Reference != retry.ReferenceDateHeader {
+			t.Fatalf("valid Date %q: reference %q", date, got.Reference)
+		}
+		when, _ := http.ParseTime(strings.TrimSpace(retryAfter))
+		want := min(max(when.Sub(serverNow), 0), maxDelay)
+		if got.Delay != want || got.Capped != (when.Sub(serverNow) > maxDelay) {
+			t.Fatalf("Retry-After %q Date %q: %+v, want delay %s", retryAfter, date, got, want)
+		}
+		// The local clock plays no part.
+		if other := retry.ParseRetryAfter(h, now.Add(97*time.Hour), maxDelay); other != got {
+			t.Fatalf("result moved with the local clock: %+v vs %+v", got, other)
+		}
+	})
 }

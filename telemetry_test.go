@@ -263,7 +263,9 @@ func TestTelemetryRateLimitRetryAfter(t *testing.T) {
 		wait   float64
 	}{
 		{name: "seconds", header: []string{"Retry-After", "7"}, parsed: "seconds", source: "header", wait: 7},
-		{name: "date", header: []string{"Retry-After", start.Add(10 * time.Second).Format(http.TimeFormat)}, parsed: "date", source: "header", wait: 10},
+		// The date is read against the answer's Date header (the server's
+		// clock), here the fake clock's start.
+		{name: "date", header: []string{"Retry-After", start.Add(10 * time.Second).Format(http.TimeFormat), "Date", start.Format(http.TimeFormat)}, parsed: "date", source: "header", wait: 10},
 		{name: "missing", parsed: "missing", source: "default", wait: 5},
 		{name: "invalid", header: []string{"Retry-After", "soon"}, parsed: "invalid", source: "default", wait: 5},
 		{name: "negative", header: []string{"Retry-After", "-3"}, parsed: "negative", source: "default", wait: 5},

@@ -97,6 +97,8 @@ type Config struct {
 	Unauthorized retry.UnauthorizedConfig `mapstructure:"unauthorized"`
 	// Outage bounds how long a destination may be down before data is dropped.
 	Outage retry.OutageConfig `mapstructure:"outage"`
+	// Pacing paces a destination that has throttled.
+	Pacing retry.PacingConfig `mapstructure:"pacing"`
 
 	Telemetry TelemetryConfig `mapstructure:"telemetry"`
 }

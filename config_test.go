@@ -69,6 +69,7 @@ func TestConfigDefaultEntryDecodesToDefaults(t *testing.T) {
 	assert.Equal(t, UnauthorizedHold, cfg.OnUnauthorized)
 	assert.Equal(t, time.Minute, cfg.Unauthorized.ProbeInterval)
 	assert.Zero(t, cfg.Outage.MaxDuration, "outage::max_duration: 0 means no limit")
+	assert.Equal(t, retry.PacingConfig{Enabled: true, RateLimitHeaders: true, QuietPeriod: time.Minute}, cfg.Pacing)
 	assert.Equal(t, retry.NewDefaultBackoffConfig(), cfg.Backoff)
 	assert.Equal(t, retry.NewDefaultRetryAfterConfig(), cfg.RetryAfter)
 	assert.Equal(t, "Idempotency-Key", cfg.IdempotencyHeader)
@@ -120,6 +121,7 @@ func TestConfigFullEntryDecodesEveryKey(t *testing.T) {
 	want.OnUnauthorized = UnauthorizedDrop
 	want.Unauthorized = retry.UnauthorizedConfig{ProbeInterval: 30 * time.Second}
 	want.Outage = retry.OutageConfig{MaxDuration: 2 * time.Hour}
+	want.Pacing = retry.PacingConfig{Enabled: false, RateLimitHeaders: false, QuietPeriod: 5 * time.Minute}
 	want.Telemetry = TelemetryConfig{Detailed: true}
 	assert.Equal(t, want, cfg)
 
@@ -135,6 +137,7 @@ func TestConfigFullEntryDecodesEveryKey(t *testing.T) {
 	assert.NotEqual(t, def.IdempotencyHeader, cfg.IdempotencyHeader)
 	assert.NotEqual(t, def.Unauthorized, cfg.Unauthorized)
 	assert.NotEqual(t, def.Outage, cfg.Outage)
+	assert.NotEqual(t, def.Pacing, cfg.Pacing)
 
 	// An unquoted YAML integer key decodes to the same override as a quoted one.
 	overrides, err := cfg.overrides()
@@ -302,6 +305,7 @@ func TestConfigRejectsBadValuesNamingKeyAndFix(t *testing.T) {
 		{"bad_probe_interval_huge", stageValidate, []string{"unauthorized::probe_interval: 48h0m0s must be at most 24h0m0s"}},
 		{"bad_outage_negative", stageValidate, []string{"outage::max_duration: -1m0s must not be negative (0 means no limit)"}},
 		{"bad_outage_huge", stageValidate, []string{"outage::max_duration: 10000h0m0s must be at most 8760h0m0s; use 0 for no limit"}},
+		{"bad_pacing_quiet_period", stageValidate, []string{"pacing::quiet_period: 100ms must be between 1s and 24h"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -359,6 +363,7 @@ func TestConfigRejectedEntriesHaveOneMistake(t *testing.T) {
 		"bad_metrics_endpoint_query_suffix_key": func(c *Config) { c.MetricsEndpoint = "" },
 		"bad_probe_interval":                    func(c *Config) { c.Unauthorized.ProbeInterval = time.Second },
 		"bad_outage_huge":                       func(c *Config) { c.Outage.MaxDuration = 0 },
+		"bad_pacing_quiet_period":               func(c *Config) { c.Pacing.QuietPeriod = time.Minute },
 	}
 	for name, fix := range fixes {
 		t.Run(name, func(t *testing.T) {

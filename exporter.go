@@ -68,7 +68,7 @@ func newExporter(cfg *Config, set exporter.Settings, sig signal, clock retry.Clo
 	if err != nil {
 		return nil, err
 	}
-	gate, release := gates.Get(e.url, clock)
+	gate, release := gates.Get(gateKey(cfg, e.url), clock)
 	e.releaseGate = release
 	persistent := cfg.QueueConfig.HasValue() && cfg.QueueConfig.Get().StorageID != nil
 	if e.tel, err = newTelemetry(set, sig.name, e.redactedURL, persistent, cfg.Telemetry.Detailed, clock); err != nil {
@@ -80,6 +80,7 @@ func newExporter(cfg *Config, set exporter.Settings, sig signal, clock retry.Clo
 		RetryAfter:         cfg.RetryAfter,
 		Unauthorized:       cfg.Unauthorized,
 		Outage:             cfg.Outage,
+		Pacing:             cfg.Pacing,
 		Overrides:          overrides,
 		HoldOnUnauthorized: cfg.OnUnauthorized != UnauthorizedDrop,
 	}, clock, gate, e.tel.observe)
@@ -95,7 +96,7 @@ func (e *baseExporter) start(ctx context.Context, host component.Host) error {
 	}
 	e.client, e.idleCloser = client, closer
 	e.tel.host = host
-	return e.tel.registerGauges(e.loop.Gate(), e.loop.Waiting)
+	return e.tel.registerGauges(e.loop.Gate(), e.loop.Pacer(), e.loop.Waiting)
 }
 
 // stop ends every wait; it runs before exporterhelper's Shutdown, so that
@@ -145,7 +146,7 @@ func (e *baseExporter) push(ctx context.Context, r xexporterhelper.Request) erro
 	}
 	ctx, end := e.tel.startExport(ctx, p)
 	var firstAttempt time.Time
-	out := e.loop.Run(ctx, func(ctx context.Context, attempt int) retry.Response {
+	out := e.loop.RunItems(ctx, p.items, func(ctx context.Context, attempt int) retry.Response {
 		if attempt == 1 {
 			firstAttempt = e.clock.Now()
 		}

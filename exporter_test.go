@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -318,4 +319,52 @@ func TestUnauthorizedHoldFillsTheMemoryQueue(t *testing.T) {
 	metadatatest.AssertEqualOtlpHTTPRetryDroppedItems(t, h.tel, []metricdata.DataPoint[int64]{
 		h.sum(4+5+6, attrReason("queue_full")),
 	}, telOpts...)
+}
+
+// TestGateScopeIsTheTenant: exporters that send to one URL share a gate
+// only when they send with the same credentials; a tenant throttled by the
+// backend does not hold back another tenant on the same URL.
+func TestGateScopeIsTheTenant(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		tenantB   string
+		wantShare bool
+	}{
+		{name: "another tenant", tenantB: "tenant-b", wantShare: false},
+		{name: "the same tenant", tenantB: "tenant-a", wantShare: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newBackend(t, reply(429, "Retry-After", "300"), reply(200))
+			cfgA := testConfig(srv.URL)
+			cfgA.ClientConfig.Headers.Set("X-Scope-OrgID", "tenant-a")
+			withMemoryQueue(cfgA, 1)
+			clockA := retrytest.NewClock(start)
+			a := startTraces(t, cfgA, clockA)
+			require.NoError(t, a.exp.ConsumeTraces(context.Background(), spans("a", 1)))
+			require.True(t, clockA.WaitForTimers(1, 10*time.Second), "tenant A is held for 300 s")
+
+			cfgB := testConfig(srv.URL)
+			cfgB.ClientConfig.Headers.Set("X-Scope-OrgID", configopaque.String(tc.tenantB))
+			b := startTraces(t, cfgB, clockA)
+			done := make(chan error, 1)
+			go func() { done <- b.exp.ConsumeTraces(context.Background(), spans("b", 1)) }()
+			if tc.wantShare {
+				require.True(t, clockA.WaitForTimers(2, 10*time.Second), "the same tenant waits at the shared gate")
+				assert.Len(t, srv.got(), 1, "nothing sent while the shared gate holds")
+				clockA.Advance(300 * time.Second)
+			}
+			select {
+			case err := <-done:
+				require.NoError(t, err)
+			case <-time.After(10 * time.Second):
+				t.Fatal("tenant B's batch was not sent: held by another tenant's gate")
+			}
+			if !tc.wantShare {
+				assert.Equal(t, start, clockA.Now(), "another tenant was sent at once, the clock never moved")
+			}
+			got := srv.got()
+			require.GreaterOrEqual(t, len(got), 2)
+			assert.Equal(t, tc.tenantB, got[1].Header.Get("X-Scope-OrgID"), "the second request is tenant B's")
+		})
+	}
 }

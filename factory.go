@@ -103,6 +103,7 @@ func createDefaultConfig() component.Config {
 		OnUnauthorized:    UnauthorizedHold,
 		Unauthorized:      retry.NewDefaultUnauthorizedConfig(),
 		Outage:            retry.NewDefaultOutageConfig(),
+		Pacing:            retry.NewDefaultPacingConfig(),
 	}
 }
 

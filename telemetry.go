@@ -73,8 +73,22 @@ func newTelemetry(set exporter.Settings, dataType, endpoint string, persistent, 
 
 // registerGauges wires the destination's gate and the count of waiting
 // payloads into the async gauges.
-func (t *telemetry) registerGauges(gate *retry.Gate, waiting func() int64) error {
+func (t *telemetry) registerGauges(gate *retry.Gate, pacer *retry.Pacer, waiting func() int64) error {
 	opt := metric.WithAttributeSet(t.attrs)
+	if err := t.tb.RegisterOtlpHTTPRetryPacingRateCallback(func(_ context.Context, o metric.Float64Observer) error {
+		o.Observe(pacer.Rate(), opt)
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := t.tb.RegisterOtlpHTTPRetryRatelimitRemainingCallback(func(_ context.Context, o metric.Int64Observer) error {
+		if pol, ok := pacer.Quota().Binding(1); ok && pol.HasRemaining {
+			o.Observe(pol.Remaining, opt)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
 	if err := t.tb.RegisterOtlpHTTPRetryThrottledCallback(func(_ context.Context, o metric.Int64Observer) error {
 		var throttled int64
 		if reason, _ := gate.State(); reason == retry.HoldThrottle {
@@ -184,6 +198,8 @@ func (t *telemetry) observe(ctx context.Context, e retry.Event) {
 		t.holdStarted(e)
 	case retry.EventHoldEnd:
 		t.holdEnded(e)
+	case retry.EventPaced:
+		t.tb.OtlpHTTPRetryPacingWaitSeconds.Record(ctx, e.Delay.Seconds(), t.with(attribute.String("pacer", e.Paced.String())))
 	}
 }
 
@@ -245,6 +261,11 @@ func (t *telemetry) attempt(ctx context.Context, e retry.Event) {
 		t.tb.OtlpHTTPRetryRetryAfterParsed.Add(ctx, 1, t.with(attribute.String("result", parseResult(*ra))))
 		if t.detailed {
 			t.tb.OtlpHTTPRetryRetryAfterParseDurationSeconds.Record(ctx, e.ParseDuration.Seconds(), metric.WithAttributeSet(t.attrs))
+		}
+	}
+	if rl := e.RateLimit; rl != nil {
+		for _, r := range rl.Rejected {
+			t.tb.OtlpHTTPRetryRatelimitRejected.Add(ctx, 1, t.with(attribute.String("reason", string(r.Reason))))
 		}
 	}
 	if e.Path != retry.PathNone {

@@ -53,6 +53,17 @@ type Gate struct {
 	tickets   uint64
 	successes uint64 // answers that showed the destination up
 	changed   chan struct{}
+	pacer     *Pacer
+}
+
+// Pacer returns the destination's pacer, made by create the first time.
+func (g *Gate) Pacer(create func() *Pacer) *Pacer {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.pacer == nil {
+		g.pacer = create()
+	}
+	return g.pacer
 }
 
 // NewGate returns an open gate.

@@ -32,6 +32,7 @@ type Loop struct {
 	policy   Policy
 	clock    Clock
 	gate     *Gate
+	pacer    *Pacer
 	observe  Observer
 	random   func() float64
 	waiting  atomic.Int64
@@ -47,8 +48,15 @@ func NewLoop(policy Policy, clock Clock, gate *Gate, observe Observer) *Loop {
 		observe = func(context.Context, Event) {}
 	}
 	stopCtx, stop := context.WithCancel(context.Background())
-	return &Loop{policy: policy, clock: clock, gate: gate, observe: observe, random: rand.Float64, stopCtx: stopCtx, stop: stop}
+	l := &Loop{policy: policy, clock: clock, gate: gate, observe: observe, random: rand.Float64, stopCtx: stopCtx, stop: stop}
+	if policy.Pacing.Enabled {
+		l.pacer = gate.Pacer(func() *Pacer { return NewPacer(clock, policy.Pacing, policy.RetryAfter.Max) })
+	}
+	return l
 }
+
+// Pacer returns the destination's pacer (nil when pacing is off).
+func (l *Loop) Pacer() *Pacer { return l.pacer }
 
 // SetRandom replaces the jitter source (a function returning [0, 1)).
 func (l *Loop) SetRandom(r func() float64) { l.random = r }
@@ -64,12 +72,15 @@ func (l *Loop) Waiting() int64 { return l.waiting.Load() }
 // Gate returns the destination's gate.
 func (l *Loop) Gate() *Gate { return l.gate }
 
-// Run sends a payload through send until it is delivered, dropped or
-// interrupted. send gets ctx (never cancelled by Stop, so an attempt in
-// flight completes).
-func (l *Loop) Run(ctx context.Context, send SendFunc) Outcome {
+// Run is RunItems for a payload of one item.
+func (l *Loop) Run(ctx context.Context, send SendFunc) Outcome { return l.RunItems(ctx, 1, send) }
+
+// RunItems sends a payload of items items through send until it is
+// delivered, dropped or interrupted. send gets ctx (never cancelled by
+// Stop, so an attempt in flight completes).
+func (l *Loop) RunItems(ctx context.Context, items int, send SendFunc) Outcome {
 	if l.stopCtx.Err() != nil {
-		return l.drain(ctx, send)
+		return l.drain(ctx, items, send)
 	}
 	waitCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -78,7 +89,10 @@ func (l *Loop) Run(ctx context.Context, send SendFunc) Outcome {
 	var s State
 	var last Response
 	for {
-		pass, err := l.acquire(waitCtx, &s)
+		pass, err := l.acquire(waitCtx, &s, items)
+		if errors.Is(err, errRepass) {
+			continue
+		}
 		if err != nil {
 			if errors.Is(err, ErrGateDeadline) {
 				reason, _ := l.gate.State()
@@ -91,7 +105,7 @@ func (l *Loop) Run(ctx context.Context, send SendFunc) Outcome {
 			return l.interrupted(ctx, s.Attempts, last, err)
 		}
 		var d Decision
-		s, d = l.attempt(ctx, s, pass, send)
+		s, d = l.attempt(ctx, s, pass, items, send)
 		last = d.response
 		switch d.Next {
 		case NextDeliver:
@@ -121,8 +135,13 @@ func (l *Loop) afterStop(ctx context.Context, attempts int, last Response) Outco
 	return l.interrupted(ctx, attempts, last, fmt.Errorf("exporter shutting down: %w", last.Err))
 }
 
-// acquire waits at the gate within the payload's deadline for the hold.
-func (l *Loop) acquire(ctx context.Context, s *State) (Pass, error) {
+// errRepass: the gate began to hold while the payload waited for its paced
+// slot; it goes back to the gate.
+var errRepass = errors.New("the gate holds again: pass it again")
+
+// acquire waits at the gate within the payload's deadline for the hold,
+// then for the slot the pacer gives it.
+func (l *Loop) acquire(ctx context.Context, s *State, items int) (Pass, error) {
 	blocked := false
 	pass, err := l.gate.Acquire(ctx, func(reason HoldReason, now time.Time) time.Time {
 		dl, _ := l.policy.gateDeadline(s, reason, now)
@@ -131,13 +150,32 @@ func (l *Loop) acquire(ctx context.Context, s *State) (Pass, error) {
 	if blocked {
 		l.waiting.Add(-1)
 	}
-	return pass, err
+	if err != nil || l.pacer == nil {
+		return pass, err
+	}
+	now := l.clock.Now()
+	slot, source := l.pacer.Reserve(now, items)
+	if !slot.After(now) {
+		return pass, nil
+	}
+	l.observe(ctx, Event{Kind: EventPaced, Paced: source, Decision: Decision{Delay: slot.Sub(now), Until: slot}})
+	l.waiting.Add(1)
+	err = Sleep(ctx, l.clock, slot.Sub(now))
+	l.waiting.Add(-1)
+	if err != nil {
+		l.gate.Report(pass, false, HoldNone, time.Time{})
+		return Pass{}, err
+	}
+	if reason, _ := l.gate.State(); reason != HoldNone && !pass.Probe {
+		return Pass{}, errRepass
+	}
+	return pass, nil
 }
 
 // attempt sends once, decides, tells the gate and reports. After Stop, or
 // when the caller cancelled the attempt, no retry is scheduled and the gate
 // is told nothing but a success: the Decision's Next is nextInterrupted.
-func (l *Loop) attempt(ctx context.Context, s State, pass Pass, send SendFunc) (State, Decision) {
+func (l *Loop) attempt(ctx context.Context, s State, pass Pass, items int, send SendFunc) (State, Decision) {
 	started := l.clock.Now()
 	resp := send(ctx, s.Attempts+1)
 	now := l.clock.Now()
@@ -149,6 +187,23 @@ func (l *Loop) attempt(ctx context.Context, s State, pass Pass, send SendFunc) (
 	}
 	a.Successes = l.gate.successCount()
 	s, d := l.policy.Decide(s, a)
+	if l.pacer != nil && resp.Status != 0 {
+		var rl RateLimit
+		if l.policy.Pacing.RateLimitHeaders {
+			rl = ParseRateLimit(resp.Header, now)
+			if rl.Present || len(rl.Rejected) > 0 {
+				e.RateLimit = &rl
+			}
+		}
+		switch {
+		case d.Action == ActionSuccess:
+			l.pacer.Accepted(now, items, rl)
+		case d.Throttled:
+			l.pacer.Refused(now, items, rl)
+		default:
+			l.pacer.Observed(now, rl)
+		}
+	}
 	cancelled := resp.Status == 0 && ctx.Err() != nil
 	if cancelled || (l.stopCtx.Err() != nil && (d.Next == NextGate || d.Next == NextBackoff)) {
 		d = Decision{Action: d.Action, Reason: d.Reason, Throttled: d.Throttled, RetryAfterUsed: d.RetryAfterUsed, Next: nextInterrupted}
@@ -187,11 +242,11 @@ func (l *Loop) interrupted(ctx context.Context, attempts int, last Response, err
 
 // drain is Run after Stop: one attempt, no waits, and none at all once the
 // destination has failed a drain attempt or its gate holds.
-func (l *Loop) drain(ctx context.Context, send SendFunc) Outcome {
+func (l *Loop) drain(ctx context.Context, items int, send SendFunc) Outcome {
 	if reason, _ := l.gate.State(); reason != HoldNone || l.drainBad.Load() {
 		return l.interrupted(ctx, 0, Response{}, errors.New("exporter shutting down; the destination is failing or held, so no attempt was made"))
 	}
-	s, d := l.attempt(ctx, State{}, Pass{Successes: l.gate.successCount()}, send)
+	s, d := l.attempt(ctx, State{}, Pass{Successes: l.gate.successCount()}, items, send)
 	switch d.Next {
 	case NextDeliver:
 		return Outcome{Kind: Delivered, Attempts: s.Attempts, Last: d.response}

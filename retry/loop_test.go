@@ -884,3 +884,77 @@ func TestLoopPermanentAnswerEndsAnOutage(t *testing.T) {
 	require.Len(t, h.events.of(retry.EventHoldEnd), 1)
 	assert.Equal(t, retry.HoldOutage, h.events.of(retry.EventHoldEnd)[0].Held)
 }
+
+// TestLoopFloorUnderRetryNow: the first "retry now" (Retry-After 0, or a
+// date not in the future) of a payload may retry at once; further ones
+// escalate along the backoff schedule, on the rate-limit path.
+func TestLoopFloorUnderRetryNow(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		value string
+	}{
+		{name: "zero", value: "0"},
+		{name: "date in the past", value: t0.Add(-time.Hour).Format(http.TimeFormat)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(retrytest.NewAutoClock(t0), defaultPolicy(), 0)
+			s := newScript(append(times(5, withRetryAfter(429, tc.value)), resp(200))...)
+			out := h.loop.Run(context.Background(), s.send)
+			assert.Equal(t, retry.Delivered, out.Kind)
+			assert.Equal(t, []time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}, h.clock.Waits(),
+				"the first retries at once (no wait), then 1 s, 2 s, 4 s, 8 s")
+			var sources []retry.DelaySource
+			for _, e := range h.events.of(retry.EventAttempt)[:5] {
+				assert.Equal(t, retry.PathRateLimit, e.Path)
+				sources = append(sources, e.Source)
+			}
+			assert.Equal(t, []retry.DelaySource{retry.SourceHeader, retry.SourceFloor, retry.SourceFloor, retry.SourceFloor, retry.SourceFloor}, sources)
+		})
+	}
+}
+
+// TestLoopPacesAfterAThrottle: once the destination has refused a payload
+// after accepting others, waiting payloads leave at the learned rate, not
+// all at once; the pacer's waits are reported.
+func TestLoopPacesAfterAThrottle(t *testing.T) {
+	policy := defaultPolicy()
+	policy.Pacing = retry.NewDefaultPacingConfig()
+	h := newHarness(retrytest.NewAutoClock(t0), policy, 0)
+	accepted := newScript(resp(200))
+	for range 10 {
+		require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, accepted.send).Kind)
+	}
+	throttled := newScript(withRetryAfter(429, "1"), resp(200))
+	require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, throttled.send).Kind)
+	rate := h.loop.Pacer().Rate()
+	require.Positive(t, rate, "a rate was learned at the refusal")
+
+	before := len(h.clock.Waits())
+	for range 3 {
+		require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, accepted.send).Kind)
+	}
+	paced := h.events.of(retry.EventPaced)
+	require.NotEmpty(t, paced)
+	for _, e := range paced {
+		assert.Equal(t, retry.PaceRate, e.Paced)
+	}
+	for _, w := range h.clock.Waits()[before:] {
+		assert.InDelta(t, 100/rate, w.Seconds(), 0.01, "payloads of 100 items leave 100/rate apart")
+	}
+}
+
+// TestLoopPacingOffSendsAtOnce: with pacing off nothing is paced.
+func TestLoopPacingOffSendsAtOnce(t *testing.T) {
+	h := newHarness(retrytest.NewAutoClock(t0), defaultPolicy(), 0)
+	assert.Nil(t, h.loop.Pacer())
+	accepted := newScript(resp(200))
+	for range 5 {
+		h.loop.RunItems(context.Background(), 100, accepted.send)
+	}
+	h.loop.RunItems(context.Background(), 100, newScript(withRetryAfter(429, "1"), resp(200)).send)
+	for range 5 {
+		h.loop.RunItems(context.Background(), 100, accepted.send)
+	}
+	assert.Empty(t, h.events.of(retry.EventPaced))
+	assert.Equal(t, []time.Duration{time.Second}, h.clock.Waits())
+}

@@ -90,9 +90,12 @@ const (
 	SourceHeader
 	SourceDefault
 	SourceCapped
+	// SourceFloor: the server asked to retry at once again; the wait
+	// escalated along the backoff schedule instead.
+	SourceFloor
 )
 
-var sourceNames = [...]string{"", "header", "default", "capped"}
+var sourceNames = [...]string{"", "header", "default", "capped", "floor"}
 
 func (s DelaySource) String() string { return sourceNames[s] }
 
@@ -108,6 +111,8 @@ const (
 	// EventHoldEnd: the destination's gate opened after a hold (Held says
 	// which).
 	EventHoldEnd
+	// EventPaced: the pacer held a request back for Delay (Paced says why).
+	EventPaced
 )
 
 // Event is what the loop reports to its Observer.
@@ -129,6 +134,11 @@ type Event struct {
 	Held HoldReason
 	// Probe is set on an attempt made as the probe of a holding gate.
 	Probe bool
+	// Paced says why a request was held back (EventPaced).
+	Paced PaceSource
+	// RateLimit is what the answer's RateLimit headers said, when they
+	// were read.
+	RateLimit *RateLimit
 }
 
 // Outcome names the attempt's outcome as the attempts metric does.

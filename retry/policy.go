@@ -17,6 +17,7 @@ type Policy struct {
 	RetryAfter   RetryAfterConfig
 	Unauthorized UnauthorizedConfig
 	Outage       OutageConfig
+	Pacing       PacingConfig
 	// Overrides replace the default action of a status code.
 	Overrides map[int]Action
 	// HoldOnUnauthorized holds the destination after a 401 (one probe per
@@ -40,6 +41,9 @@ type State struct {
 	// FailStart is when the payload first failed retryably without a usable
 	// Retry-After; the outage budget runs from it.
 	FailStart time.Time
+	// RetryNow counts the throttled answers that asked to retry at once
+	// (Retry-After 0, or a date not in the future).
+	RetryNow int
 	// upMark is the destination's success count when the payload's first
 	// failing attempt left: a larger count later shows the destination up.
 	upMark   uint64
@@ -175,6 +179,19 @@ func (p Policy) throttled(s State, d Decision, a Attempt) (State, Decision) {
 		d.Delay, d.Source = p.RetryAfter.Default, SourceDefault
 	case ra.Capped:
 		d.Source = SourceCapped
+	}
+	if ra.Usable() && ra.Delay == 0 {
+		// A floor under "retry now": the first may; further ones, on this
+		// payload or at this destination's gate, escalate along the
+		// backoff schedule (still on the rate-limit budget).
+		s.RetryNow++
+		n := s.RetryNow - 1
+		if a.Held == HoldThrottle {
+			n = max(n, a.HoldFailures)
+		}
+		if n > 0 {
+			d.Delay, d.Source = BackoffDelay(p.Backoff, n, 0), SourceFloor
+		}
 	}
 	d.Delay += Jitter(p.RetryAfter.Jitter, a.Random)
 	d.Hold, d.Until = HoldThrottle, a.Now.Add(d.Delay)

@@ -34,6 +34,10 @@ type TelemetryBuilder struct {
 	OtlpHTTPRetryExportDurationSeconds          metric.Float64Histogram
 	OtlpHTTPRetryExportLatencySeconds           metric.Float64Histogram
 	OtlpHTTPRetryHeld                           metric.Int64ObservableGauge
+	OtlpHTTPRetryPacingRate                     metric.Float64ObservableGauge
+	OtlpHTTPRetryPacingWaitSeconds              metric.Float64Histogram
+	OtlpHTTPRetryRatelimitRejected              metric.Int64Counter
+	OtlpHTTPRetryRatelimitRemaining             metric.Int64ObservableGauge
 	OtlpHTTPRetryRetries                        metric.Int64Counter
 	OtlpHTTPRetryRetryAfterParseDurationSeconds metric.Float64Histogram
 	OtlpHTTPRetryRetryAfterParsed               metric.Int64Counter
@@ -60,6 +64,36 @@ func (builder *TelemetryBuilder) RegisterOtlpHTTPRetryHeldCallback(cb metric.Int
 		cb(ctx, &observerInt64{inst: builder.OtlpHTTPRetryHeld, obs: o})
 		return nil
 	}, builder.OtlpHTTPRetryHeld)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterOtlpHTTPRetryPacingRateCallback sets callback for observable OtlpHTTPRetryPacingRate metric.
+func (builder *TelemetryBuilder) RegisterOtlpHTTPRetryPacingRateCallback(cb metric.Float64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerFloat64{inst: builder.OtlpHTTPRetryPacingRate, obs: o})
+		return nil
+	}, builder.OtlpHTTPRetryPacingRate)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterOtlpHTTPRetryRatelimitRemainingCallback sets callback for observable OtlpHTTPRetryRatelimitRemaining metric.
+func (builder *TelemetryBuilder) RegisterOtlpHTTPRetryRatelimitRemainingCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.OtlpHTTPRetryRatelimitRemaining, obs: o})
+		return nil
+	}, builder.OtlpHTTPRetryRatelimitRemaining)
 	if err != nil {
 		return err
 	}
@@ -188,6 +222,31 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	builder.OtlpHTTPRetryHeld, err = builder.meter.Int64ObservableGauge(
 		"otelcol_otlp_http_retry_held",
 		metric.WithDescription("1 for the reason the destination's gate holds every payload right now (throttle, outage or unauthorized), 0 for the others; all 0 while the gate is open. [Alpha]"),
+		metric.WithUnit("1"),
+	)
+	errs = errors.Join(errs, err)
+	builder.OtlpHTTPRetryPacingRate, err = builder.meter.Float64ObservableGauge(
+		"otelcol_otlp_http_retry_pacing_rate",
+		metric.WithDescription("The rate the destination's pacer learned from what the backend accepted and refused, in items per second; 0 while the destination is unlimited. [Alpha]"),
+		metric.WithUnit("{item}/s"),
+	)
+	errs = errors.Join(errs, err)
+	builder.OtlpHTTPRetryPacingWaitSeconds, err = builder.meter.Float64Histogram(
+		"otelcol_otlp_http_retry_pacing_wait_seconds",
+		metric.WithDescription("Waits the pacer imposed on a request before it left, by why (rate: the learned rate; ratelimit: the RateLimit headers said the quota is spent). [Alpha]"),
+		metric.WithUnit("s"),
+		metric.WithExplicitBucketBoundaries([]float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300}...),
+	)
+	errs = errors.Join(errs, err)
+	builder.OtlpHTTPRetryRatelimitRejected, err = builder.meter.Int64Counter(
+		"otelcol_otlp_http_retry_ratelimit_rejected",
+		metric.WithDescription("RateLimit header values the exporter ignored, by reason (malformed, negative, huge). [Alpha]"),
+		metric.WithUnit("{value}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.OtlpHTTPRetryRatelimitRemaining, err = builder.meter.Int64ObservableGauge(
+		"otelcol_otlp_http_retry_ratelimit_remaining",
+		metric.WithDescription("The remaining quota in the destination's last RateLimit header, in the quota's own unit; not reported until a RateLimit header was seen. [Alpha]"),
 		metric.WithUnit("1"),
 	)
 	errs = errors.Join(errs, err)

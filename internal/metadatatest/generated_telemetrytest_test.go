@@ -25,6 +25,14 @@ func TestSetupTelemetry(t *testing.T) {
 		observer.Observe(1)
 		return nil
 	}))
+	require.NoError(t, tb.RegisterOtlpHTTPRetryPacingRateCallback(func(_ context.Context, observer metric.Float64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
+	require.NoError(t, tb.RegisterOtlpHTTPRetryRatelimitRemainingCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
 	require.NoError(t, tb.RegisterOtlpHTTPRetryThrottleRemainingSecondsCallback(func(_ context.Context, observer metric.Float64Observer) error {
 		observer.Observe(1)
 		return nil
@@ -42,6 +50,8 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.OtlpHTTPRetryDroppedItems.Add(context.Background(), 1)
 	tb.OtlpHTTPRetryExportDurationSeconds.Record(context.Background(), 1)
 	tb.OtlpHTTPRetryExportLatencySeconds.Record(context.Background(), 1)
+	tb.OtlpHTTPRetryPacingWaitSeconds.Record(context.Background(), 1)
+	tb.OtlpHTTPRetryRatelimitRejected.Add(context.Background(), 1)
 	tb.OtlpHTTPRetryRetries.Add(context.Background(), 1)
 	tb.OtlpHTTPRetryRetryAfterParseDurationSeconds.Record(context.Background(), 1)
 	tb.OtlpHTTPRetryRetryAfterParsed.Add(context.Background(), 1)
@@ -62,6 +72,18 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.HistogramDataPoint[float64]{{}}, metricdatatest.IgnoreValue(),
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualOtlpHTTPRetryHeld(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualOtlpHTTPRetryPacingRate(t, testTel,
+		[]metricdata.DataPoint[float64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualOtlpHTTPRetryPacingWaitSeconds(t, testTel,
+		[]metricdata.HistogramDataPoint[float64]{{}}, metricdatatest.IgnoreValue(),
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualOtlpHTTPRetryRatelimitRejected(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualOtlpHTTPRetryRatelimitRemaining(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualOtlpHTTPRetryRetries(t, testTel,

@@ -271,7 +271,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.OtlpHTTPRetryRetryAfterWaitSeconds, err = builder.meter.Float64Histogram(
 		"otelcol_otlp_http_retry_retry_after_wait_seconds",
-		metric.WithDescription("Retry-After waits actually applied, by where the value came from (header, default, capped). [Alpha]"),
+		metric.WithDescription("Retry-After waits actually applied, by where the value came from (header, default, capped, floor). [Alpha]"),
 		metric.WithUnit("s"),
 		metric.WithExplicitBucketBoundaries([]float64{0, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600}...),
 	)

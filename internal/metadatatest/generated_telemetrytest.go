@@ -212,7 +212,7 @@ func AssertEqualOtlpHTTPRetryRetryAfterParsed(t *testing.T, tt *componenttest.Te
 func AssertEqualOtlpHTTPRetryRetryAfterWaitSeconds(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.HistogramDataPoint[float64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_otlp_http_retry_retry_after_wait_seconds",
-		Description: "Retry-After waits actually applied, by where the value came from (header, default, capped). [Alpha]",
+		Description: "Retry-After waits actually applied, by where the value came from (header, default, capped, floor). [Alpha]",
 		Unit:        "s",
 		Data: metricdata.Histogram[float64]{
 			Temporality: metricdata.CumulativeTemporality,

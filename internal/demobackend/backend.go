@@ -60,8 +60,10 @@ type Config struct {
 	// 429 (ModeThrottle). Zero accepts everything.
 	ThrottleFor time.Duration
 	// RetryAfter is the value of the Retry-After header on a 429, in
-	// seconds. Zero or negative sends no Retry-After header.
-	RetryAfter int
+	// seconds. Zero or negative sends no Retry-After header, unless
+	// RetryAfterZero is set: then it sends "Retry-After: 0".
+	RetryAfter     int
+	RetryAfterZero bool
 	// FailRequests and FailFor bound the failure phase of ModeUnauthorized,
 	// ModeUnavailable and ModeEcho: it ends after FailRequests scripted
 	// failures, or FailFor after the first request, whichever comes first.
@@ -397,9 +399,12 @@ func (b *Backend) export(w http.ResponseWriter, r *http.Request) {
 	case now.Before(b.first.Add(b.cfg.ThrottleFor)):
 		rec.Status = http.StatusTooManyRequests
 		end := now
-		if b.cfg.RetryAfter > 0 {
+		switch {
+		case b.cfg.RetryAfter > 0:
 			rec.RetryAfter = strconv.Itoa(b.cfg.RetryAfter)
 			end = now.Add(time.Duration(b.cfg.RetryAfter) * time.Second)
+		case b.cfg.RetryAfterZero:
+			rec.RetryAfter = "0"
 		}
 		b.windows = append(b.windows, window{start: now, end: end})
 	default:

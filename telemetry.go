@@ -44,6 +44,7 @@ type telemetry struct {
 	tb         *metadata.TelemetryBuilder
 	tracer     trace.Tracer
 	attrs      attribute.Set // exporter, data_type
+	sets       sync.Map      // attrKey -> metric.MeasurementOption
 	persistent bool          // the queue keeps interrupted payloads
 	host       component.Host
 
@@ -137,9 +138,28 @@ func (t *telemetry) shutdown() {
 // since is the time from t to now on the exporter's clock, in seconds.
 func since(clock retry.Clock, t time.Time) float64 { return clock.Now().Sub(t).Seconds() }
 
+// with returns the measurement option for the exporter's identity plus
+// kv. The sets are built once per distinct kv and kept: the values come
+// from small closed lists (outcomes, status codes, reasons).
 func (t *telemetry) with(kv ...attribute.KeyValue) metric.MeasurementOption {
-	return metric.WithAttributeSet(attribute.NewSet(append(t.attrs.ToSlice(), kv...)...))
+	var key attrKey
+	for i := 0; i < len(kv) && i < len(key); i++ {
+		key[i] = [2]string{string(kv[i].Key), kv[i].Value.Emit()}
+	}
+	if len(kv) <= len(key) {
+		if opt, ok := t.sets.Load(key); ok {
+			return opt.(metric.MeasurementOption)
+		}
+	}
+	opt := metric.WithAttributeSet(attribute.NewSet(append(t.attrs.ToSlice(), kv...)...))
+	if len(kv) <= len(key) {
+		t.sets.Store(key, opt)
+	}
+	return opt
 }
+
+// attrKey identifies the extra attributes of a measurement.
+type attrKey [2][2]string
 
 // startExport opens the payload's span; the returned func closes it and
 // records the latency and, for a payload that was sent at least once, the

@@ -57,7 +57,7 @@ type lastHop struct {
 }
 
 func (h *lastHop) RoundTrip(req *http.Request) (*http.Response, error) {
-	if owned, ok := req.Context().Value(ownedHeadersKey{}).(*ownedHeaders); ok {
+	if owned, ok := req.Context().Value(ownedHeadersKey{}).(*ownedHeaders); ok && !owned.hold(req) {
 		req = req.Clone(req.Context())
 		owned.apply(req)
 	}
@@ -76,19 +76,47 @@ type ownedHeadersKey struct{}
 // body's length. send sets them on its request and carries them to
 // lastHop in the request's context.
 type ownedHeaders struct {
-	names, values []string // an empty value: the header must be absent
+	names, values [4]string // an empty value: the header must be absent
+	n             int
 	length        int64
 }
 
 func (o *ownedHeaders) add(name, value string) {
-	o.names, o.values = append(o.names, name), append(o.values, value)
+	o.names[o.n], o.values[o.n] = http.CanonicalHeaderKey(name), value
+	o.n++
+}
+
+// hold reports whether req already carries exactly the owned headers and
+// length, under their canonical names only: then nothing earlier in the
+// chain changed them, and the request goes on as it is (no clone).
+func (o *ownedHeaders) hold(req *http.Request) bool {
+	if req.ContentLength != o.length {
+		return false
+	}
+	if _, ok := req.Header["Content-Length"]; ok {
+		return false
+	}
+	for i, name := range o.names[:o.n] {
+		v := req.Header[name]
+		switch {
+		case o.values[i] == "" && len(v) != 0, o.values[i] != "" && (len(v) != 1 || v[0] != o.values[i]):
+			return false
+		}
+	}
+	// A middleware may have written another spelling through the map.
+	for k := range req.Header {
+		if http.CanonicalHeaderKey(k) != k {
+			return false
+		}
+	}
+	return true
 }
 
 // apply sets the owned headers on req, replacing every header of the same
 // name whatever its case, and sets the body's length (the transport
 // writes Content-Length from it).
 func (o *ownedHeaders) apply(req *http.Request) {
-	for i, name := range o.names {
+	for i, name := range o.names[:o.n] {
 		deleteHeader(req.Header, name)
 		if o.values[i] != "" {
 			req.Header.Set(name, o.values[i])

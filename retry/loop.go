@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -189,7 +190,7 @@ func (l *Loop) attempt(ctx context.Context, s State, pass Pass, items int, send 
 	s, d := l.policy.Decide(s, a)
 	if l.pacer != nil && resp.Status != 0 {
 		var rl RateLimit
-		if l.policy.Pacing.RateLimitHeaders {
+		if l.policy.Pacing.RateLimitHeaders && hasRateLimitHeader(resp.Header) {
 			rl = ParseRateLimit(resp.Header, now)
 			if rl.Present || len(rl.Rejected) > 0 {
 				e.RateLimit = &rl
@@ -254,4 +255,15 @@ func (l *Loop) drain(ctx context.Context, items int, send SendFunc) Outcome {
 		return Outcome{Kind: Dropped, Reason: d.Drop, Attempts: s.Attempts, Last: d.response, Err: d.response.Err}
 	}
 	return l.afterStop(ctx, s.Attempts, d.response)
+}
+
+// hasRateLimitHeader reports whether h has any header ParseRateLimit reads,
+// so that answers without one cost no parsing.
+func hasRateLimitHeader(h http.Header) bool {
+	for k := range h {
+		if len(k) >= 9 && (strings.EqualFold(k[:9], "RateLimit") || (len(k) >= 11 && strings.EqualFold(k[:11], "X-RateLimit"))) {
+			return true
+		}
+	}
+	return false
 }

@@ -225,3 +225,31 @@ func (c *OutageConfig) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// PacingConfig is how the exporter paces a destination that has throttled.
+type PacingConfig struct {
+	// Enabled turns pacing on; off, a throttle window ends with every
+	// waiting payload sent at once, as soon as the probe succeeds.
+	Enabled bool `mapstructure:"enabled"`
+	// RateLimitHeaders reads RateLimit / RateLimit-Policy (and the earlier
+	// RateLimit-* and X-RateLimit-* forms) and waits for the reset when the
+	// remaining quota will not cover the next request.
+	RateLimitHeaders bool `mapstructure:"ratelimit_headers"`
+	// QuietPeriod is how long the learned rate stays after the last
+	// refusal; then the destination is unlimited again.
+	QuietPeriod time.Duration `mapstructure:"quiet_period"`
+	_           struct{}
+}
+
+// NewDefaultPacingConfig returns the documented defaults.
+func NewDefaultPacingConfig() PacingConfig {
+	return PacingConfig{Enabled: true, RateLimitHeaders: true, QuietPeriod: time.Minute}
+}
+
+// Validate names the key and the fix for every bad value.
+func (c *PacingConfig) Validate() error {
+	if c.QuietPeriod < time.Second || c.QuietPeriod > 24*time.Hour {
+		return fmt.Errorf("pacing::quiet_period: %s must be between 1s and 24h", c.QuietPeriod)
+	}
+	return nil
+}

@@ -64,7 +64,7 @@ func run() int {
 	core := flag.String("core", "build/otelcol-core/otelcol-core", "collector with the core otlp_http (make build-core-collector)")
 	runs := flag.Int("runs", 3, "runs of every scenario for each exporter")
 	names := flag.String("scenarios", strings.Join(scenario.DefaultSet, ","), `scenarios to run, comma-separated, or "all" (`+strings.Join(scenario.AllNames, ", ")+")")
-	flag.IntVar(&p.Spans, "spans", p.Spans, "spans of the healthy scenario (retry-once sends a fifth)")
+	flag.IntVar(&p.Spans, "spans", p.Spans, "spans of the healthy scenario (retry-once sends a tenth)")
 	flag.IntVar(&p.BatchSpans, "batch", p.BatchSpans, "spans per batch the load sends")
 	flag.DurationVar(&p.Window, "window", p.Window, "429 window (the 503 storm and the dropped-connection window last half of it)")
 	flag.IntVar(&p.RetryAfter, "retry-after", p.RetryAfter, "Retry-After of the 429 window, in seconds")
@@ -191,8 +191,10 @@ func run() int {
 	rep.Finished, rep.LoadAfter = time.Now(), loadavg()
 	rep.Medians = medians(rep.Runs)
 	rep.FleetMedian = fleetMedians(rep.FleetRuns)
-	fmt.Println()
-	printTable(os.Stdout, rep.Medians, *runs)
+	if len(rep.Medians) > 0 {
+		fmt.Println()
+		printTable(os.Stdout, rep.Medians, *runs)
+	}
 	if len(rep.FleetMedian) > 0 {
 		fmt.Println()
 		printFleetTable(os.Stdout, rep.FleetMedian)

@@ -4,8 +4,10 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/template"
 	"time"
@@ -61,24 +63,50 @@ type collectorConfig struct {
 	Headers map[string]string
 }
 
-// Render writes the configuration of exp against backendURL into dir and
-// returns it with its path.
-func (s Setup) Render(dir string, exp Exporter, backendURL string, headers map[string]string) (demorun.CollectorConfig, string, error) {
-	storage := filepath.Join(dir, "storage")
-	if err := os.MkdirAll(storage, 0o700); err != nil {
-		return demorun.CollectorConfig{}, "", err
-	}
-	cc, err := demorun.NewCollectorConfig(backendURL, storage)
+// Configs returns n collector configurations against backendURL, each
+// with its own storage directory under dirs[i], with distinct free
+// loopback ports picked at once (picking them one collector at a time
+// while others start could hand two collectors the same port).
+func Configs(backendURL string, dirs []string) ([]demorun.CollectorConfig, error) {
+	addrs, err := demorun.FreeAddrs(3 * len(dirs))
 	if err != nil {
-		return cc, "", err
+		return nil, err
 	}
-	cc.LogLevel = "warn"
+	out := make([]demorun.CollectorConfig, len(dirs))
+	for i, dir := range dirs {
+		storage := filepath.Join(dir, "storage")
+		if err := os.MkdirAll(storage, 0o700); err != nil {
+			return nil, err
+		}
+		host, port, err := net.SplitHostPort(addrs[3*i+2])
+		if err != nil {
+			return nil, err
+		}
+		metricsPort, err := strconv.Atoi(port)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = demorun.CollectorConfig{
+			ReceiverEndpoint: addrs[3*i],
+			BackendURL:       backendURL,
+			StorageDir:       storage,
+			HealthEndpoint:   addrs[3*i+1],
+			MetricsHost:      host,
+			MetricsPort:      metricsPort,
+			LogLevel:         "warn",
+		}
+	}
+	return out, nil
+}
+
+// Render writes the configuration of exp on cc into dir and returns its path.
+func (s Setup) Render(dir string, exp Exporter, cc demorun.CollectorConfig, headers map[string]string) (string, error) {
 	text, err := renderConfig(collectorConfig{CollectorConfig: cc, Setup: s, ExporterType: exp, Headers: headers})
 	if err != nil {
-		return cc, "", err
+		return "", err
 	}
 	path := filepath.Join(dir, "collector.yaml")
-	return cc, path, os.WriteFile(path, []byte(text), 0o600)
+	return path, os.WriteFile(path, []byte(text), 0o600)
 }
 
 func renderConfig(c collectorConfig) (string, error) {
@@ -102,10 +130,10 @@ type Running struct {
 	Pid int
 }
 
-// Launch renders the configuration into dir, starts bin on it and waits
-// until healthcheckv2 answers 200.
-func (s Setup) Launch(ctx context.Context, bin, dir string, exp Exporter, backendURL string, headers map[string]string) (*Running, error) {
-	cc, path, err := s.Render(dir, exp, backendURL, headers)
+// Launch renders the configuration on cc (see Configs) into dir, starts
+// bin on it and waits until healthcheckv2 answers 200.
+func (s Setup) Launch(ctx context.Context, bin, dir string, exp Exporter, cc demorun.CollectorConfig, headers map[string]string) (*Running, error) {
+	path, err := s.Render(dir, exp, cc, headers)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -116,6 +115,14 @@ func (f Fleet) Run(ctx context.Context, exp Exporter, bin string, setup Setup, d
 		}
 		wg.Wait()
 	}()
+	dirs := make([]string, f.Size)
+	for i := range dirs {
+		dirs[i] = filepath.Join(dir, fmt.Sprintf("collector-%02d", i))
+	}
+	ccs, err := Configs(wire.URL(), dirs)
+	if err != nil {
+		return nil, err
+	}
 	// Start them four at a time: the machine has two cores.
 	sem := make(chan struct{}, 4)
 	var wg sync.WaitGroup
@@ -125,15 +132,8 @@ func (f Fleet) Run(ctx context.Context, exp Exporter, bin string, setup Setup, d
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			d := filepath.Join(dir, fmt.Sprintf("collector-%02d", i))
-			if err := os.MkdirAll(d, 0o700); err != nil {
-				mu.Lock()
-				startErrs = append(startErrs, err)
-				mu.Unlock()
-				return
-			}
 			// Distinct headers: distinct senders (tenants) to the backend.
-			c, err := setup.Launch(ctx, bin, d, exp, wire.URL(), map[string]string{"X-Scope-OrgID": "tenant-" + strconv.Itoa(i)})
+			c, err := setup.Launch(ctx, bin, dirs[i], exp, ccs[i], map[string]string{"X-Scope-OrgID": "tenant-" + strconv.Itoa(i)})
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

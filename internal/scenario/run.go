@@ -107,7 +107,11 @@ func (s Scenario) Run(ctx context.Context, exp Exporter, bin string, setup Setup
 		return nil, err
 	}
 	defer wire.Close()
-	col, err := setup.Launch(ctx, bin, dir, exp, wire.URL(), nil)
+	ccs, err := Configs(wire.URL(), []string{dir})
+	if err != nil {
+		return nil, err
+	}
+	col, err := setup.Launch(ctx, bin, dir, exp, ccs[0], nil)
 	if err != nil {
 		return nil, err
 	}

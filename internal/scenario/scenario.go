@@ -48,7 +48,8 @@ const (
 
 // Params scale the scenarios.
 type Params struct {
-	// Spans is the healthy scenario's load (4 senders, batches of BatchSpans).
+	// Spans is the healthy scenario's load (4 senders, batches of
+	// BatchSpans); retry-once sends a tenth of it.
 	Spans int
 	// BatchSpans is the spans per batch of every scenario.
 	BatchSpans int
@@ -81,7 +82,7 @@ func DefaultParams() Params {
 }
 
 // DefaultSet is the scenarios run unless asked otherwise.
-var DefaultSet = []string{Healthy, Throttle429, Storm503, QuotaBucket, Drops}
+var DefaultSet = []string{Healthy, Throttle429, Storm503, QuotaBucket, Drops, RetryOnce}
 
 // AllNames is every scenario, in the order they run.
 var AllNames = []string{Healthy, Throttle429, Storm503, QuotaBucket, QuotaHeaders, Drops, RetryOnce}
@@ -112,7 +113,7 @@ func (p Params) Build(name string) (Scenario, error) {
 			Load:        l, Timeout: 2 * time.Minute,
 		}, nil
 	case RetryOnce:
-		l := p.maxRate(p.Spans / 5)
+		l := p.maxRate(p.Spans / 10)
 		return Scenario{
 			Name:        name,
 			Description: fmt.Sprintf("%d spans from %d senders in batches of %d, as fast as possible; the backend answers 503 to the first request of each batch and 200 to its retry", l.Total(), l.Senders, l.Spans),

@@ -64,7 +64,7 @@ func run() int {
 	core := flag.String("core", "build/otelcol-core/otelcol-core", "collector with the core otlp_http (make build-core-collector)")
 	runs := flag.Int("runs", 3, "runs of every scenario for each exporter")
 	names := flag.String("scenarios", strings.Join(scenario.DefaultSet, ","), `scenarios to run, comma-separated, or "all" (`+strings.Join(scenario.AllNames, ", ")+")")
-	flag.IntVar(&p.Spans, "spans", p.Spans, "spans of the healthy scenario (retry-once sends a tenth)")
+	flag.IntVar(&p.Spans, "spans", p.Spans, "spans of the healthy scenario (retry-once sends a fiftieth)")
 	flag.IntVar(&p.BatchSpans, "batch", p.BatchSpans, "spans per batch the load sends")
 	flag.DurationVar(&p.Window, "window", p.Window, "429 window (the 503 storm and the dropped-connection window last half of it)")
 	flag.IntVar(&p.RetryAfter, "retry-after", p.RetryAfter, "Retry-After of the 429 window, in seconds")
@@ -266,8 +266,8 @@ func loadavg() string {
 }
 
 func printRun(w io.Writer, f scenario.Figures) {
-	fmt.Fprintf(w, "run %d  %-14s %-16s items/s %s  cpu/100k %.2fs  peakRSS %.0fMiB  into-window %s  after-window %s/s (peak %s)  recovery %s  quota %s  refused %s  lost %d  uncovered-dups %d  held %s B/10k  wall %.0fs",
-		f.Run, f.Scenario, f.Exporter, fmtF(f.ItemsPerSecond, 0), f.CPUSecondsPer100k, float64(f.PeakRSSBytes)/(1<<20),
+	fmt.Fprintf(w, "run %d  %-14s %-16s items/s %s  cpu/100k %.2fs (bench %.2fs)  peakRSS %.0fMiB  into-window %s  after-window %s/s (peak %s)  recovery %s  quota %s  refused %s  lost %d  uncovered-dups %d  held %s B/10k  wall %.0fs",
+		f.Run, f.Scenario, f.Exporter, fmtF(f.ItemsPerSecond, 0), f.CPUSecondsPer100k, f.BenchCPUSecondsPer100k, float64(f.PeakRSSBytes)/(1<<20),
 		fmtI(f.IntoWindow), fmtI(f.AfterWindowRPS), fmtI(f.PeakRPSAfterWindow), fmtF(f.RecoverySeconds, 1),
 		fmtPct(f.QuotaUsed), fmtPct(f.RefusedShare), f.Lost, f.UncoveredDuplicates, fmtF(f.HeldHeapPer10k, 0), f.WallSeconds)
 	if f.Err != "" {

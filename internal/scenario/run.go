@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/otlphttpretry/otlphttpretry/internal/demobackend"
@@ -38,6 +39,10 @@ type Figures struct {
 	// CPUSecondsPer100k is the collector's user+system CPU from the load's
 	// start to full delivery (or the timeout), per 100 000 spans delivered.
 	CPUSecondsPer100k float64 `json:"cpu_seconds_per_100k"`
+	// BenchCPUSecondsPer100k is the same for this process: the load
+	// generator and the backend, which share the machine's cores with the
+	// collector.
+	BenchCPUSecondsPer100k float64 `json:"bench_cpu_seconds_per_100k"`
 	// PeakRSSBytes is the collector's VmHWM at the end of the run.
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
 
@@ -131,6 +136,10 @@ func (s Scenario) Run(ctx context.Context, exp Exporter, bin string, setup Setup
 	if err != nil {
 		return nil, err
 	}
+	self0, err := ReadProc(os.Getpid())
+	if err != nil {
+		return nil, err
+	}
 	res := &Result{Figures: Figures{Scenario: s.Name, Exporter: string(exp)}}
 	var errs []error
 
@@ -156,6 +165,10 @@ func (s Scenario) Run(ctx context.Context, exp Exporter, bin string, setup Setup
 	if err != nil {
 		return nil, err
 	}
+	self1, err := ReadProc(os.Getpid())
+	if err != nil {
+		return nil, err
+	}
 	_, stopErr := col.Stop(20 * time.Second)
 	stopped = true
 	if stopErr != nil {
@@ -175,6 +188,7 @@ func (s Scenario) Run(ctx context.Context, exp Exporter, bin string, setup Setup
 	if d.Delivered > 0 {
 		// Without what sampling the held memory cost (its scrapes).
 		res.CPUSecondsPer100k = (end.CPUSeconds - base.CPUSeconds - h.cpu) / float64(d.Delivered) * 1e5
+		res.BenchCPUSecondsPer100k = (self1.CPUSeconds - self0.CPUSeconds) / float64(d.Delivered) * 1e5
 	}
 	res.PeakRSSBytes = end.PeakRSSBytes
 

@@ -1,5 +1,8 @@
 # Targets:
 #   make build-collector  build build/otelcol-retry/otelcol-retry with ocb
+#   make build-core-collector  build build/otelcol-core/otelcol-core (core otlp_http, the benchmark's reference)
+#   make bench-scenarios  both collectors through every scenario, 3 runs (about 15 min; docs/benchmarks.md)
+#   make bench-smoke      both collectors through one short healthy scenario (under a minute warm)
 #   make demo             build the collector, then run the throttling demo
 #   make test             gofmt check, go vet, unit tests (race), e2e tests
 
@@ -9,9 +12,13 @@ BUILDER_VERSION := v0.165.0
 BUILDER         := $(GOPATH_BIN)/builder
 MANIFEST        := cmd/otelcol-retry/builder-config.yaml
 OTELCOL_BIN     := $(CURDIR)/build/otelcol-retry/otelcol-retry
+CORE_MANIFEST   := cmd/otelcol-core/builder-config.yaml
+CORE_BIN        := $(CURDIR)/build/otelcol-core/otelcol-core
+# Extra flags for bench-scenarios, e.g. BENCH_FLAGS='-fleet 50'.
+BENCH_FLAGS     ?=
 GO_FILES         = $(shell find . -name '*.go' -not -path './build/*' -not -path './.git/*')
 
-.PHONY: all build-collector install-builder demo test fmt-check vet unit-test e2e-test clean
+.PHONY: all build-collector build-core-collector install-builder demo test fmt-check vet unit-test e2e-test bench-scenarios bench-smoke clean
 
 all: test
 
@@ -28,6 +35,22 @@ install-builder:
 build-collector: install-builder
 	@mkdir -p build
 	$(BUILDER) --config $(MANIFEST)
+
+build-core-collector: install-builder
+	@mkdir -p build
+	$(BUILDER) --config $(CORE_MANIFEST)
+
+# The scenario benchmark of both exporters (cmd/scenariobench): medians of
+# 3 runs, JSON and the throttle-window plot into docs/.
+bench-scenarios: build-collector build-core-collector
+	$(GO) run ./cmd/scenariobench -ours $(OTELCOL_BIN) -core $(CORE_BIN) -runs 3 \
+		-out docs/scenariobench.json -plot docs/throttle-window.png $(BENCH_FLAGS)
+
+# One short healthy scenario for both exporters; fails when a span is lost
+# or a collector does not run.
+bench-smoke: build-collector build-core-collector
+	$(GO) run ./cmd/scenariobench -ours $(OTELCOL_BIN) -core $(CORE_BIN) -scenarios healthy -spans 20000 -runs 1 \
+		-out build/bench-smoke.json
 
 demo: build-collector
 	$(GO) run ./cmd/demo -collector $(OTELCOL_BIN)

@@ -51,6 +51,11 @@ const (
 	// answers cycle through three forms: 400 text/plain, 403
 	// application/json {"message": ...} and 503 text/plain (no Retry-After).
 	ModeEcho
+	// ModeQuota is a token bucket (Config.Quota, quota.go), closed for
+	// ThrottleFor after the first request.
+	ModeQuota
+	// ModeFailFirst answers 503 to the first request of each batch, 200 to its retry (quota.go).
+	ModeFailFirst
 )
 
 // Config is the backend's script.
@@ -79,6 +84,8 @@ type Config struct {
 	MaxBodyBytes int64
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Quota is ModeQuota's token bucket.
+	Quota Quota
 }
 
 const (
@@ -140,6 +147,9 @@ type Backend struct {
 	windows   []window
 	failed    int  // scripted failures answered so far
 	recovered bool // Recover was called
+
+	bucket bucket          // ModeQuota's state
+	seen   map[string]bool // ModeFailFirst's batches seen
 
 	changed chan struct{} // closed and replaced on every request
 
@@ -375,12 +385,17 @@ func (b *Backend) export(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	var echo echoForm
+	var limits http.Header
 	switch {
 	case err != nil:
 		rec.Status, rec.Err = http.StatusBadRequest, err.Error()
 		if errors.Is(err, errUnsupportedMedia) {
 			rec.Status = http.StatusUnsupportedMediaType
 		}
+	case b.cfg.Mode == ModeQuota:
+		limits = b.quotaLocked(now, &rec)
+	case b.cfg.Mode == ModeFailFirst:
+		b.failFirstLocked(&rec)
 	case b.cfg.Mode != ModeThrottle:
 		if !b.failingLocked(now) {
 			rec.Status = http.StatusOK
@@ -416,6 +431,7 @@ func (b *Backend) export(w http.ResponseWriter, r *http.Request) {
 	b.changed = make(chan struct{})
 	b.mu.Unlock()
 
+	setHeaders(w, limits)
 	switch rec.Status {
 	case http.StatusOK:
 		writeOK(w, r.URL.Path, ct)

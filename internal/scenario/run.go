@@ -1,0 +1,383 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/otlphttpretry/otlphttpretry/internal/demobackend"
+	"github.com/otlphttpretry/otlphttpretry/internal/demorun"
+)
+
+// Figures is one row: one exporter through one scenario, one run. A
+// figure that does not apply to the scenario is nil.
+type Figures struct {
+	Scenario string `json:"scenario"`
+	Exporter string `json:"exporter"`
+	Run      int    `json:"run"`
+
+	// Spans is what the receiver accepted; Delivered, Lost, Duplicates and
+	// UncoveredDuplicates come from the backend's records (CheckDelivery).
+	Spans               int `json:"spans"`
+	Delivered           int `json:"delivered"`
+	Lost                int `json:"lost"`
+	Duplicates          int `json:"duplicates"`
+	UncoveredDuplicates int `json:"uncovered_duplicates"`
+	// ReceiverPushback counts refusals of the collector's receiver that
+	// the load retried (its queue was full).
+	ReceiverPushback int `json:"receiver_pushback"`
+
+	// DeliverySeconds is from the load's first batch to the request that
+	// completed delivery (nil when some spans never arrived); ItemsPerSecond
+	// is Delivered over it.
+	DeliverySeconds *float64 `json:"delivery_seconds,omitempty"`
+	ItemsPerSecond  *float64 `json:"items_per_second,omitempty"`
+	// CPUSecondsPer100k is the collector's user+system CPU from the load's
+	// start to full delivery (or the timeout), per 100 000 spans delivered.
+	CPUSecondsPer100k float64 `json:"cpu_seconds_per_100k"`
+	// BenchCPUSecondsPer100k is the same for this process: the load
+	// generator and the backend, which share the machine's cores with the
+	// collector.
+	BenchCPUSecondsPer100k float64 `json:"bench_cpu_seconds_per_100k"`
+	// PeakRSSBytes is the collector's VmHWM at the end of the run.
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+
+	// Requests is every request that reached the backend's socket; Refused
+	// the 429s, Unavailable the 503s, DroppedConnections those closed
+	// without an answer.
+	Requests           int `json:"requests"`
+	Refused            int `json:"refused"`
+	Unavailable        int `json:"unavailable"`
+	DroppedConnections int `json:"dropped_connections"`
+
+	// IntoWindow is the requests that arrived after the first refusal and
+	// before the window ended. For a quota it is the requests that
+	// arrived before an earlier 429's Retry-After had passed.
+	IntoWindow *int `json:"into_window,omitempty"`
+	// AfterWindowRPS is the requests in the second after the window ended;
+	// PeakRPSAfterWindow the most in any 1 s from then to full delivery.
+	AfterWindowRPS     *int `json:"after_window_rps,omitempty"`
+	PeakRPSAfterWindow *int `json:"peak_rps_after_window,omitempty"`
+	// RecoverySeconds is from the window's end to full delivery.
+	RecoverySeconds *float64 `json:"recovery_seconds,omitempty"`
+
+	// QuotaUsed is the spans accepted over what the bucket allowed from
+	// the first request to full delivery (burst + rate × that time);
+	// RefusedShare the share of requests answered 429.
+	QuotaUsed    *float64 `json:"quota_used,omitempty"`
+	RefusedShare *float64 `json:"refused_share,omitempty"`
+
+	// HeldHeapPer10k and HeldRSSPer10k are the growth of the collector's
+	// Go heap (otelcol_process_runtime_heap_alloc_bytes) and of its RSS
+	// (VmRSS) from before the load to Scenario.Held before the window's
+	// end, per 10 000 spans queued then (accepted by the receiver, not yet
+	// by the backend). QueuedSpans is that count.
+	HeldHeapPer10k *float64 `json:"held_heap_bytes_per_10k,omitempty"`
+	HeldRSSPer10k  *float64 `json:"held_rss_bytes_per_10k,omitempty"`
+	QueuedSpans    *int     `json:"queued_spans,omitempty"`
+
+	// WallSeconds is the run from starting the collector to its exit.
+	WallSeconds float64 `json:"wall_seconds"`
+	// Err is why the run fell short (spans lost, a sender stopped, ...).
+	Err string `json:"error,omitempty"`
+}
+
+// Result is a run's figures and what the plot needs.
+type Result struct {
+	Figures
+	// Arrivals are the requests' arrival times at the backend's socket;
+	// Origin is the load's start, WindowEnd the window's end (zero if none).
+	Arrivals          []time.Time
+	Origin, WindowEnd time.Time
+}
+
+// heldSampling is how long liveHeap scrapes.
+const heldSampling = 6 * time.Second
+
+// heapMetric is the collector's Go heap in use, from its own metrics.
+const heapMetric = "otelcol_process_runtime_heap_alloc_bytes"
+
+// Run runs s through a collector built at bin with exporter exp, in dir.
+// An error means the run could not take place; shortfalls of the exporter
+// are in Figures.Err.
+func (s Scenario) Run(ctx context.Context, exp Exporter, bin string, setup Setup, dir string, bodies *Bodies) (*Result, error) {
+	began := time.Now()
+	backend := demobackend.New(s.Backend)
+	wire := NewWire(backend.Handler(), s.DropFor)
+	if err := wire.Start(); err != nil {
+		return nil, err
+	}
+	defer wire.Close()
+	ccs, err := Configs(wire.URL(), []string{dir})
+	if err != nil {
+		return nil, err
+	}
+	col, err := setup.Launch(ctx, bin, dir, exp, ccs[0], nil)
+	if err != nil {
+		return nil, err
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			_, _ = col.Stop(20 * time.Second)
+		}
+	}()
+	var heap0 float64
+	if s.HeldAt > 0 {
+		if heap0, err = liveHeap(ctx, col.Config.MetricsURL(), heldSampling); err != nil {
+			return nil, err
+		}
+	}
+	base, err := ReadProc(col.Pid)
+	if err != nil {
+		return nil, err
+	}
+	self0, err := ReadProc(os.Getpid())
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Figures: Figures{Scenario: s.Name, Exporter: string(exp)}}
+	var errs []error
+
+	loadDone := make(chan LoadResult, 1)
+	go func() { loadDone <- s.Load.Send(ctx, col.Config.ReceiverURL(), bodies) }()
+	held := make(chan heldSample, 1)
+	if s.HeldAt > 0 {
+		go func() { held <- sampleHeld(ctx, backend, col, s.HeldAt) }()
+	} else {
+		held <- heldSample{}
+	}
+	load := <-loadDone
+	if load.Err != nil {
+		errs = append(errs, fmt.Errorf("load: %w", load.Err))
+	}
+	res.Origin = load.Start
+	res.Spans, res.ReceiverPushback = load.Spans, load.Pushback
+	specs := []LoadSpec{{Instance: s.Load.Instance, Spans: s.Load.Spans, Batches: load.Accepted}}
+
+	d := waitDelivery(ctx, backend, specs, load.End.Add(s.Timeout))
+	h := <-held
+	end, err := ReadProc(col.Pid)
+	if err != nil {
+		return nil, err
+	}
+	self1, err := ReadProc(os.Getpid())
+	if err != nil {
+		return nil, err
+	}
+	_, stopErr := col.Stop(20 * time.Second)
+	stopped = true
+	if stopErr != nil {
+		errs = append(errs, fmt.Errorf("collector stop: %w", stopErr))
+	}
+	res.WallSeconds = time.Since(began).Seconds()
+
+	records := backend.Records()
+	res.Delivered, res.Lost, res.Duplicates, res.UncoveredDuplicates = d.Delivered, d.Lost, d.Duplicates, d.UncoveredDuplicates
+	if d.Lost > 0 {
+		errs = append(errs, fmt.Errorf("%d of %d spans were not delivered within %s of the load's end", d.Lost, d.Expected, s.Timeout))
+	}
+	if !d.Complete.IsZero() {
+		res.DeliverySeconds = ptr(d.Complete.Sub(load.Start).Seconds())
+		res.ItemsPerSecond = ptr(float64(d.Delivered) / *res.DeliverySeconds)
+	}
+	if d.Delivered > 0 {
+		// Without what sampling the held memory cost (its scrapes).
+		res.CPUSecondsPer100k = (end.CPUSeconds - base.CPUSeconds - h.cpu) / float64(d.Delivered) * 1e5
+		res.BenchCPUSecondsPer100k = (self1.CPUSeconds - self0.CPUSeconds) / float64(d.Delivered) * 1e5
+	}
+	res.PeakRSSBytes = end.PeakRSSBytes
+
+	arrivals := wire.Arrivals()
+	for _, a := range arrivals {
+		res.Arrivals = append(res.Arrivals, a.At)
+		if a.Dropped != "" {
+			res.DroppedConnections++
+		}
+	}
+	res.Requests = len(arrivals)
+	sum := demobackend.Summarize(records)
+	res.Refused, res.Unavailable = sum.Refused, sum.Unavailable
+
+	// The window and its first refusal.
+	var firstRefusal time.Time
+	switch {
+	case s.DropFor > 0:
+		firstRefusal, res.WindowEnd = wire.DropWindow()
+	case s.Window > 0 && !sum.FirstRequest.IsZero():
+		res.WindowEnd = sum.FirstRequest.Add(s.Window)
+		for _, r := range records {
+			if r.Status == http.StatusTooManyRequests || r.Status == http.StatusServiceUnavailable {
+				firstRefusal = r.Arrival
+				break
+			}
+		}
+	}
+	if !res.WindowEnd.IsZero() {
+		res.IntoWindow = ptr(CountBetween(res.Arrivals, firstRefusal, res.WindowEnd))
+		res.AfterWindowRPS = ptr(CountIn(res.Arrivals, res.WindowEnd, time.Second))
+		last := d.Complete
+		if last.IsZero() {
+			last = time.Now()
+		}
+		res.PeakRPSAfterWindow = ptr(PeakPerSecond(res.Arrivals, res.WindowEnd, last))
+		if !d.Complete.IsZero() {
+			res.RecoverySeconds = ptr(d.Complete.Sub(res.WindowEnd).Seconds())
+		}
+	}
+	if q := s.Backend.Quota; s.Backend.Mode == demobackend.ModeQuota && sum.Requests > 0 {
+		res.IntoWindow = ptr(sum.InsideRefusedWindow)
+		res.RefusedShare = ptr(float64(sum.Refused) / float64(sum.Requests))
+		if !d.Complete.IsZero() {
+			allowed := q.Burst + q.Rate*d.Complete.Sub(sum.FirstRequest).Seconds()
+			res.QuotaUsed = ptr(float64(d.ItemsAccepted) / allowed)
+		}
+	}
+	if h.ok {
+		res.QueuedSpans = ptr(h.queued)
+		if h.queued > 0 {
+			res.HeldHeapPer10k = ptr((h.heap - heap0) / float64(h.queued) * 1e4)
+			res.HeldRSSPer10k = ptr(float64(h.rss-base.RSSBytes) / float64(h.queued) * 1e4)
+		}
+	} else if h.err != nil {
+		errs = append(errs, fmt.Errorf("sampling held memory: %w", h.err))
+	}
+	if err := errors.Join(errs...); err != nil {
+		res.Err = err.Error()
+	}
+	return res, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// waitDelivery polls the backend until every span of loads is accepted or
+// the deadline passes. It runs the full check only when the accepted items
+// add up to the load, so that a million spans are not counted on every poll.
+func waitDelivery(ctx context.Context, backend *demobackend.Backend, loads []LoadSpec, deadline time.Time) Delivery {
+	want := 0
+	for _, l := range loads {
+		want += l.Spans * len(l.Batches)
+	}
+	lastChecked := -1
+	for {
+		records := backend.Records()
+		accepted := 0
+		for _, r := range records {
+			if r.Status == http.StatusOK {
+				accepted += r.Items
+			}
+		}
+		if accepted >= want && accepted != lastChecked {
+			lastChecked = accepted
+			if d := CheckDelivery(records, loads); d.Lost == 0 {
+				return d
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return CheckDelivery(records, loads)
+		}
+		select {
+		case <-ctx.Done():
+		case <-backend.Changed():
+			time.Sleep(20 * time.Millisecond) // let a burst land before counting again
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// heldSample is the collector's memory while its load sits in the queue.
+type heldSample struct {
+	ok     bool
+	err    error
+	heap   float64
+	rss    int64
+	queued int
+	// cpu is what the sampling cost the collector (its scrapes).
+	cpu float64
+}
+
+// sampleHeld waits until at (since the backend's first request), counts
+// the spans queued (accepted by the receiver, not yet by the backend) and
+// reads the collector's live heap (liveHeap) and RSS.
+func sampleHeld(ctx context.Context, backend *demobackend.Backend, col *Running, at time.Duration) heldSample {
+	for {
+		if recs := backend.Records(); len(recs) > 0 {
+			if err := sleepUntil(ctx, recs[0].Arrival.Add(at)); err != nil {
+				return heldSample{err: err}
+			}
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return heldSample{err: ctx.Err()}
+		case <-backend.Changed():
+		}
+	}
+	m, err := demorun.Scrape(ctx, col.Config.MetricsURL())
+	if err != nil {
+		return heldSample{err: err}
+	}
+	delivered := 0
+	for _, r := range backend.Records() {
+		if r.Status == http.StatusOK {
+			delivered += r.Items
+		}
+	}
+	h := heldSample{queued: int(m.Sum("otelcol_receiver_accepted_spans", nil)) - delivered}
+	p0, err := ReadProc(col.Pid)
+	if err != nil {
+		return heldSample{err: err}
+	}
+	if h.heap, err = liveHeap(ctx, col.Config.MetricsURL(), heldSampling); err != nil {
+		return heldSample{err: err}
+	}
+	p1, err := ReadProc(col.Pid)
+	if err != nil {
+		return heldSample{err: err}
+	}
+	h.ok, h.rss, h.cpu = true, p1.RSSBytes, p1.CPUSeconds-p0.CPUSeconds
+	return h
+}
+
+// liveHeap estimates the collector's live Go heap. Its heap in use
+// (otelcol_process_runtime_heap_alloc_bytes, refreshed at most once a
+// second) counts garbage until the next collection, and an idle collector,
+// its load queued behind a throttle, collects nothing. Each scrape of its
+// metrics allocates a little, so scraping every 2 ms for d brings on
+// collections; between two collections the heap in use grows from the live
+// heap to twice it (GOGC=100). The lowest value seen after the first
+// collection is the estimate: an overestimate by about the live heap over
+// the number of values seen. It fails when no collection happened within d.
+func liveHeap(ctx context.Context, url string, d time.Duration) (float64, error) {
+	deadline := time.Now().Add(d)
+	prev, low, collected := math.Inf(1), math.Inf(1), false
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		m, err := demorun.Scrape(ctx, url)
+		if err != nil {
+			return 0, err
+		}
+		v := m.Sum(heapMetric, nil)
+		if v < prev && !math.IsInf(prev, 1) {
+			collected = true
+		}
+		if collected {
+			low = math.Min(low, v)
+		}
+		prev = v
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-tick.C:
+		}
+	}
+	if !collected {
+		return 0, fmt.Errorf("the collector's heap did not shrink within %s of scraping %s", d, url)
+	}
+	return low, nil
+}

@@ -1,7 +1,8 @@
 # Targets:
 #   make build-collector  build build/otelcol-retry/otelcol-retry with ocb
 #   make demo             build the collector, then run the throttling demo
-#   make test             gofmt check, go vet, unit tests (race), e2e tests
+#   make test             tidy check, gofmt check, go vet, unit tests (race), e2e tests
+#   make lint             golangci-lint (installed at the pinned version when missing)
 
 GO              ?= go
 GOPATH_BIN      := $(shell $(GO) env GOPATH)/bin
@@ -11,7 +12,7 @@ MANIFEST        := cmd/otelcol-retry/builder-config.yaml
 OTELCOL_BIN     := $(CURDIR)/build/otelcol-retry/otelcol-retry
 GO_FILES         = $(shell find . -name '*.go' -not -path './build/*' -not -path './.git/*')
 
-.PHONY: all build-collector install-builder demo test fmt-check vet unit-test e2e-test clean
+.PHONY: all build-collector install-builder install-golangci-lint demo test tidy-check fmt-check vet lint unit-test e2e-test clean
 
 all: test
 
@@ -32,7 +33,12 @@ build-collector: install-builder
 demo: build-collector
 	$(GO) run ./cmd/demo -collector $(OTELCOL_BIN)
 
-test: fmt-check vet unit-test e2e-test
+test: tidy-check fmt-check vet unit-test e2e-test
+
+# go.mod and go.sum must be what `go mod tidy` makes of them. -diff changes
+# nothing: it prints what tidy would change and fails if that is anything.
+tidy-check:
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 
 fmt-check:
 	@unformatted="$$(gofmt -l $(GO_FILES))"; \

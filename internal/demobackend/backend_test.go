@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,27 +24,13 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/otlphttpretry/otlphttpretry/retry/retrytest"
 )
 
-// fakeClock is a settable clock for the backend.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-func newClock() *fakeClock { return &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)} }
+// newClock is the module's fake clock (retry/retrytest) at a fixed start;
+// the backend reads it through Config.Now and the test moves it with Advance.
+func newClock() *retrytest.Clock { return retrytest.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)) }
 
 func traces(t *testing.T, spans int, seed byte) []byte {
 	t.Helper()

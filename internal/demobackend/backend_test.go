@@ -30,7 +30,9 @@ import (
 
 // newClock is the module's fake clock (retry/retrytest) at a fixed start;
 // the backend reads it through Config.Now and the test moves it with Advance.
-func newClock() *retrytest.Clock { return retrytest.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)) }
+func newClock() *retrytest.Clock {
+	return retrytest.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+}
 
 func traces(t *testing.T, spans int, seed byte) []byte {
 	t.Helper()

@@ -311,7 +311,7 @@ func TestGateAcquireDeadline(t *testing.T) {
 	}{
 		{
 			name:     "deadline before the window end",
-			setup:    func(_ *retrytest.Clock, g *retry.Gate) { throttle(g, t0.Add(10 * time.Second)) },
+			setup:    func(_ *retrytest.Clock, g *retry.Gate) { throttle(g, t0.Add(10*time.Second)) },
 			deadline: 3 * time.Second,
 			advance:  3 * time.Second,
 			want:     acquired{err: retry.ErrGateDeadline},
@@ -319,13 +319,13 @@ func TestGateAcquireDeadline(t *testing.T) {
 		},
 		{
 			name:     "deadline already past",
-			setup:    func(_ *retrytest.Clock, g *retry.Gate) { throttle(g, t0.Add(10 * time.Second)) },
+			setup:    func(_ *retrytest.Clock, g *retry.Gate) { throttle(g, t0.Add(10*time.Second)) },
 			deadline: -time.Second,
 			want:     acquired{err: retry.ErrGateDeadline},
 		},
 		{
 			name:     "deadline after the window end",
-			setup:    func(_ *retrytest.Clock, g *retry.Gate) { throttle(g, t0.Add(10 * time.Second)) },
+			setup:    func(_ *retrytest.Clock, g *retry.Gate) { throttle(g, t0.Add(10*time.Second)) },
 			deadline: time.Minute,
 			advance:  10 * time.Second,
 			want:     acquired{probe: true},
@@ -333,7 +333,7 @@ func TestGateAcquireDeadline(t *testing.T) {
 		},
 		{
 			name:     "deadline at the window end",
-			setup:    func(_ *retrytest.Clock, g *retry.Gate) { throttle(g, t0.Add(10 * time.Second)) },
+			setup:    func(_ *retrytest.Clock, g *retry.Gate) { throttle(g, t0.Add(10*time.Second)) },
 			deadline: 10 * time.Second,
 			advance:  10 * time.Second,
 			want:     acquired{probe: true},
@@ -341,7 +341,7 @@ func TestGateAcquireDeadline(t *testing.T) {
 		},
 		{
 			name: "deadline while another sender holds the probe",
-			setup: func(clock *retrytest.Clock, g *retry.Gate) {
+			setup: func(_ *retrytest.Clock, g *retry.Gate) {
 				throttle(g, t0)
 				_, _ = g.Acquire(context.Background(), nil, nil) // takes the probe
 			},

@@ -108,8 +108,8 @@ func TestThrottleScript(t *testing.T) {
 
 	// t=2: inside the window of the first 429.
 	clock.Advance(2 * time.Second)
-	if resp := post(t, h, reqOpts{encoding: "gzip", key: "k2"}, gz(t, traces(t, 2, 2))); resp.StatusCode != http.StatusTooManyRequests {
-		t.Fatalf("t=2: got %d, want 429", resp.StatusCode)
+	if resp2 := post(t, h, reqOpts{encoding: "gzip", key: "k2"}, gz(t, traces(t, 2, 2))); resp2.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("t=2: got %d, want 429", resp2.StatusCode)
 	}
 	// t=10: the throttle is over.
 	clock.Advance(8 * time.Second)
@@ -244,7 +244,7 @@ func TestSignalsAndEncodings(t *testing.T) {
 		t.Errorf("summary %+v", s)
 	}
 
-	req := httptest.NewRequest(http.MethodGet, "/v1/traces", nil)
+	req := httptest.NewRequest(http.MethodGet, "/v1/traces", http.NoBody)
 	rr := httptest.NewRecorder()
 	h.ServeHTTP(rr, req)
 	if rr.Code != http.StatusMethodNotAllowed {

@@ -18,8 +18,8 @@ func TestRenderDefaultTemplate(t *testing.T) {
 	}
 	cfg.IncludePermanentErrors = true
 	for _, a := range []string{cfg.ReceiverEndpoint, cfg.HealthEndpoint} {
-		host, _, err := net.SplitHostPort(a)
-		if err != nil || host != "127.0.0.1" {
+		host, _, splitErr := net.SplitHostPort(a)
+		if splitErr != nil || host != "127.0.0.1" {
 			t.Fatalf("address %q is not on 127.0.0.1", a)
 		}
 	}

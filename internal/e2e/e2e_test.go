@@ -217,8 +217,8 @@ func TestUnauthorizedHalts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() {
-		if _, err := env.Stop(); err != nil {
-			t.Errorf("stopping: %v", err)
+		if _, stopErr := env.Stop(); stopErr != nil {
+			t.Errorf("stopping: %v", stopErr)
 		}
 		if t.Failed() {
 			t.Logf("collector log:\n%s", env.Collector.LogTail(60))

@@ -33,7 +33,7 @@ type mockMeterProvider struct {
 	embeddedmetric.MeterProvider
 }
 
-func (m mockMeterProvider) Meter(name string, opts ...metric.MeterOption) metric.Meter {
+func (m mockMeterProvider) Meter(name string, _ ...metric.MeterOption) metric.Meter {
 	return mockMeter{name: name}
 }
 
@@ -46,7 +46,7 @@ type mockTracerProvider struct {
 	embeddedtrace.TracerProvider
 }
 
-func (m mockTracerProvider) Tracer(name string, opts ...trace.TracerOption) trace.Tracer {
+func (m mockTracerProvider) Tracer(name string, _ ...trace.TracerOption) trace.Tracer {
 	return mockTracer{name: name}
 }
 
@@ -74,7 +74,7 @@ func TestProviders(t *testing.T) {
 func TestNewTelemetryBuilder(t *testing.T) {
 	set := componenttest.NewNopTelemetrySettings()
 	applied := false
-	_, err := NewTelemetryBuilder(set, telemetryBuilderOptionFunc(func(b *TelemetryBuilder) {
+	_, err := NewTelemetryBuilder(set, telemetryBuilderOptionFunc(func(*TelemetryBuilder) {
 		applied = true
 	}))
 	require.NoError(t, err)

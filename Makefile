@@ -4,12 +4,15 @@
 #   make bench-scenarios  both collectors through every scenario, 3 runs (about 15 min; docs/benchmarks.md)
 #   make bench-smoke      both collectors through one short healthy scenario (under a minute warm)
 #   make demo             build the collector, then run the throttling demo
-#   make test             gofmt check, go vet, unit tests (race), e2e tests
+#   make test             tidy check, gofmt check, go vet, unit tests (race), e2e tests
+#   make lint             golangci-lint (installed at the pinned version when missing)
 
 GO              ?= go
 GOPATH_BIN      := $(shell $(GO) env GOPATH)/bin
 BUILDER_VERSION := v0.165.0
 BUILDER         := $(GOPATH_BIN)/builder
+GOLANGCI_LINT_VERSION := v2.15.0
+GOLANGCI_LINT   := $(GOPATH_BIN)/golangci-lint
 MANIFEST        := cmd/otelcol-retry/builder-config.yaml
 OTELCOL_BIN     := $(CURDIR)/build/otelcol-retry/otelcol-retry
 CORE_MANIFEST   := cmd/otelcol-core/builder-config.yaml
@@ -18,7 +21,7 @@ CORE_BIN        := $(CURDIR)/build/otelcol-core/otelcol-core
 BENCH_FLAGS     ?=
 GO_FILES         = $(shell find . -name '*.go' -not -path './build/*' -not -path './.git/*')
 
-.PHONY: all build-collector build-core-collector install-builder demo test fmt-check vet unit-test e2e-test bench-scenarios bench-smoke clean
+.PHONY: all build-collector build-core-collector install-builder install-golangci-lint demo test tidy-check fmt-check vet lint unit-test e2e-test bench-scenarios bench-smoke clean
 
 all: test
 
@@ -28,6 +31,14 @@ install-builder:
 	@if [ ! -x "$(BUILDER)" ] || ! "$(BUILDER)" version 2>&1 | grep -q '$(BUILDER_VERSION)$$'; then \
 		echo "installing go.opentelemetry.io/collector/cmd/builder@$(BUILDER_VERSION) into $(GOPATH_BIN)"; \
 		$(GO) install go.opentelemetry.io/collector/cmd/builder@$(BUILDER_VERSION); \
+	fi
+
+# golangci-lint must be the pinned release (.golangci.yml is written for
+# it); install it when it is missing or another version.
+install-golangci-lint:
+	@if [ ! -x "$(GOLANGCI_LINT)" ] || ! "$(GOLANGCI_LINT)" version 2>&1 | grep -q 'version $(GOLANGCI_LINT_VERSION:v%=%) '; then \
+		echo "installing github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) into $(GOPATH_BIN)"; \
+		$(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION); \
 	fi
 
 # ocb resolves output_path and the exporter's path: against its working
@@ -55,13 +66,23 @@ bench-smoke: build-collector build-core-collector
 demo: build-collector
 	$(GO) run ./cmd/demo -collector $(OTELCOL_BIN)
 
-test: fmt-check vet unit-test e2e-test
+test: tidy-check fmt-check vet unit-test e2e-test
+
+# go.mod and go.sum must be what `go mod tidy` makes of them. -diff changes
+# nothing: it prints what tidy would change and fails if that is anything.
+tidy-check:
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 
 fmt-check:
 	@unformatted="$$(gofmt -l $(GO_FILES))"; \
 	if [ -n "$$unformatted" ]; then \
 		echo "gofmt needed on:"; echo "$$unformatted"; exit 1; \
 	fi
+
+# golangci-lint over the whole module, e2e tests included (.golangci.yml).
+# Not part of test yet: it joins once the remaining findings are fixed.
+lint: install-golangci-lint
+	$(GOLANGCI_LINT) run ./...
 
 vet:
 	$(GO) vet ./...

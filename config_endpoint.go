@@ -24,7 +24,7 @@ func endpointCredentials(u *url.URL) []error {
 	var errs []error
 	if u.User != nil {
 		errs = append(errs, fmt.Errorf("user info in the URL is a credential, and the endpoint is a plain string that print-config shows as written "+
-			"(headers: values are masked): remove it from the endpoint and send it in headers: (Authorization: Basic <base64 of user:password>) or with the basicauth extension through auth:"))
+			"(headers: values are masked): remove it from the endpoint and send it in headers: (Authorization: Basic <base64 of user:password>) or with the basicauth extension (auth::authenticator)"))
 	}
 	for _, name := range queryNames(u.RawQuery) {
 		if looksLikeCredential(name) {

@@ -1,8 +1,10 @@
 package otlphttpretry
 
 import (
+	"bytes"
 	"context"
 	"net"
+	"net/http"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configcompression"
 	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/exporter/exportertest"
@@ -21,6 +24,7 @@ import (
 
 	"github.com/otlphttpretry/otlphttpretry/internal/metadata"
 	"github.com/otlphttpretry/otlphttpretry/retry"
+	"github.com/otlphttpretry/otlphttpretry/retry/retrytest"
 )
 
 // contractReceiverConfig is the real otlp receiver, HTTP only, on a free
@@ -97,16 +101,42 @@ func TestContractConsume(t *testing.T) {
 	}
 }
 
-// Without the override, the default classifier retries the receiver's 500:
-// the contract's "permanent errors are not retried" does not hold. This
-// documents why contractExporterConfig sets it.
-func TestContractNeedsTheOverrideFor500(t *testing.T) {
-	require.Equal(t, retry.ActionRetry, retry.ClassifyStatus(500, nil))
-	cfg := contractExporterConfig("http://127.0.0.1:4318", EncodingProto)
-	overrides, err := cfg.overrides()
-	require.NoError(t, err)
-	require.Equal(t, retry.ActionDrop, retry.ClassifyStatus(500, overrides))
-	require.Equal(t, retry.ActionRetry, retry.ClassifyStatus(503, overrides))
+// By default a 500 is retryable (a 500 from a proxy is usually transient):
+// a backend answering 500 and then 200 gets the payload, once delivered,
+// as the same bytes under the same key.
+func TestContract500IsRetriedByDefault(t *testing.T) {
+	srv := newBackend(t, reply(http.StatusInternalServerError), reply(http.StatusOK))
+	cfg := testConfig(srv.URL)
+	require.Empty(t, cfg.StatusOverrides, "the default config has no override")
+	h := startTraces(t, cfg, retrytest.NewAutoClock(start))
+
+	require.NoError(t, h.exp.ConsumeTraces(context.Background(), spans("five-hundred", 2)), "delivered after the 500")
+
+	got := srv.got()
+	require.Len(t, got, 2, "one 500, one retry that was accepted, nothing after it")
+	assert.NotEmpty(t, key(got[0]))
+	assert.Equal(t, key(got[0]), key(got[1]), "the retry carries the same Idempotency-Key")
+	assert.True(t, bytes.Equal(got[0].Body, got[1].Body), "the retry sends the same bytes")
+	assert.Equal(t, []string{"five-hundred", "five-hundred"}, spanNames(t, got[1].Body))
+}
+
+// The otlp receiver answers 500 only for a permanent consumer error, which
+// the contract requires never to be retried: contractExporterConfig's
+// status_overrides {500: drop} drops the payload after its first 500, and
+// the backend never sees it again.
+func TestContract500DroppedWithTheOverride(t *testing.T) {
+	srv := newBackend(t, reply(http.StatusInternalServerError), reply(http.StatusOK))
+	cfg := contractExporterConfig(srv.URL, EncodingProto)
+	require.Equal(t, map[string]string{"500": "drop"}, cfg.StatusOverrides)
+	h := startTraces(t, cfg, retrytest.NewAutoClock(start))
+
+	err := h.exp.ConsumeTraces(context.Background(), spans("five-hundred", 2))
+	require.Error(t, err)
+	assert.True(t, consumererror.IsPermanent(err), "a drop is permanent: exporterhelper must not retry it either")
+	assert.Contains(t, err.Error(), "permanent_status")
+	assert.Contains(t, err.Error(), "500")
+	assert.Len(t, srv.got(), 1, "the 500 is not retried")
+	assert.Empty(t, h.clock.Waits(), "nothing waited for a retry")
 }
 
 // Every compression the exporter accepts, in both encodings, is understood

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/google/uuid"
@@ -54,6 +55,9 @@ func (payloadEncoding) Marshal(_ context.Context, r xexporterhelper.Request) ([]
 	if !ok {
 		return nil, fmt.Errorf("cannot persist request of type %T", r)
 	}
+	if p.items < 0 {
+		return nil, fmt.Errorf("cannot persist a payload of %d items", p.items)
+	}
 	buf := make([]byte, 0, len(payloadMagic)+16+8+binary.MaxVarintLen64+len(p.body))
 	buf = append(buf, payloadMagic...)
 	buf = append(buf, p.key[:]...)
@@ -69,9 +73,11 @@ func (payloadEncoding) Unmarshal(data []byte) (context.Context, xexporterhelper.
 	}
 	p := &payload{}
 	copy(p.key[:], data[len(payloadMagic):])
-	p.received = time.Unix(0, int64(binary.BigEndian.Uint64(data[len(payloadMagic)+16:])))
+	// Marshal stored UnixNano's int64 bit for bit; this converts it back.
+	nanos := int64(binary.BigEndian.Uint64(data[len(payloadMagic)+16:])) //nolint:gosec // G115: a bit-for-bit conversion back to the int64 Marshal wrote, not a narrowing.
+	p.received = time.Unix(0, nanos)
 	items, n := binary.Uvarint(data[head:])
-	if n <= 0 {
+	if n <= 0 || items > math.MaxInt {
 		return context.Background(), nil, errors.New("persistent queue item has a corrupt item count")
 	}
 	p.items = int(items)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -106,6 +108,35 @@ func spanNames(t *testing.T, body []byte) []string {
 	return names
 }
 
+// deliverMarker queues a one-span batch named marker on exp and waits until
+// b has received it. With one consumer and a FIFO persistent queue, the
+// marker is sent only after every payload queued before it has been
+// pushed to its end: when it arrives, whatever the exporter was going to
+// send of those payloads has arrived before it. That is what lets a test
+// count requests without sleeping "long enough for a duplicate".
+func deliverMarker(t *testing.T, exp exporter.Traces, b *backend, marker string) {
+	t.Helper()
+	require.NoError(t, exp.ConsumeTraces(context.Background(), spans(marker, 1)))
+	require.Eventually(t, func() bool {
+		for _, r := range b.got() {
+			if slices.Equal(spanNames(t, r.Body), []string{marker}) {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 5*time.Millisecond, "the marker %q never reached the backend", marker)
+}
+
+// batches names each request of got by its spans, e.g. "a,a".
+func batches(t *testing.T, got []received) []string {
+	t.Helper()
+	out := make([]string, len(got))
+	for i, r := range got {
+		out[i] = strings.Join(spanNames(t, r.Body), ",")
+	}
+	return out
+}
+
 // No goroutine of the exporter, the queue or its HTTP client outlives
 // Shutdown; only the test servers' connection handlers may linger.
 var persistLeakOptions = []goleak.Option{
@@ -140,13 +171,13 @@ func TestPersistentQueueRedeliversWaitingPayloadAfterRestart(t *testing.T) {
 	defer up.Close()
 	host2, stopStorage2 := startFileStorage(t, dir)
 	exp2 := startPersistExporter(t, host2, persistConfig(up.URL), retry.RealClock{})
-	require.Eventually(t, func() bool { return len(up.got()) >= 1 }, 10*time.Second, 5*time.Millisecond)
-	time.Sleep(100 * time.Millisecond) // room for a duplicate to show up
+	deliverMarker(t, exp2, up, "marker")
 	require.NoError(t, exp2.Shutdown(ctx))
 	stopStorage2()
 
-	again := up.got()
-	require.Len(t, again, 1, "the payload is redelivered exactly once")
+	require.Equal(t, []string{"waiting,waiting,waiting", "marker"}, batches(t, up.got()),
+		"the payload is redelivered exactly once, before the marker")
+	again := up.got()[:1]
 	assert.Equal(t, key(first[0]), key(again[0]), "same Idempotency-Key after restart")
 	assert.True(t, bytes.Equal(first[0].Body, again[0].Body), "byte-identical body after restart")
 	assert.Equal(t, "gzip", again[0].Header.Get("Content-Encoding"))
@@ -158,10 +189,11 @@ func TestPersistentQueueRedeliversWaitingPayloadAfterRestart(t *testing.T) {
 	defer idle.Close()
 	host3, stopStorage3 := startFileStorage(t, dir)
 	exp3 := startPersistExporter(t, host3, persistConfig(idle.URL), retry.RealClock{})
-	time.Sleep(200 * time.Millisecond)
+	// Anything left on disk would be queued at Start, ahead of the marker.
+	deliverMarker(t, exp3, idle, "marker")
 	require.NoError(t, exp3.Shutdown(ctx))
 	stopStorage3()
-	assert.Empty(t, idle.got(), "a delivered payload must not be sent again")
+	assert.Equal(t, []string{"marker"}, batches(t, idle.got()), "a delivered payload must not be sent again")
 }
 
 // A payload whose attempt is in flight when the collector stops, and one
@@ -192,13 +224,22 @@ func TestPersistentQueueKeepsInFlightAndQueuedPayloadsAcrossRestart(t *testing.T
 	// The only consumer is busy: this one stays in the queue.
 	require.NoError(t, exp1.ConsumeTraces(ctx, spans("queued", 4)))
 
+	// Shutdown first stops the loop's waits (shutdownOnce.stop), then runs
+	// exporterhelper's Shutdown, which waits for the in-flight push. The
+	// backend answers 503 only once the loop has stopped, so the attempt
+	// is in flight when the collector stops.
+	loopStopped := make(chan struct{})
+	stops := exp1.(tracesExporter).shutdownOnce
+	stopLoop := stops.stop
+	stops.stop = func() { stopLoop(); close(loopStopped) }
 	shutdownDone := make(chan error, 1)
 	go func() { shutdownDone <- exp1.Shutdown(ctx) }()
-	// Let Shutdown stop the loop and the queue while the attempt is still
-	// in flight, then let the backend answer 503. (Released earlier, the
-	// 503 would start a backoff wait that the stopped loop ends at once:
-	// the outcome is the same.)
-	time.Sleep(300 * time.Millisecond)
+	select {
+	case <-loopStopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Shutdown did not stop the loop")
+	}
+	require.Len(t, slow.got(), 1, "the attempt is still in flight")
 	restart := time.Now()
 	releaseAll()
 	select {
@@ -216,13 +257,15 @@ func TestPersistentQueueKeepsInFlightAndQueuedPayloadsAcrossRestart(t *testing.T
 	defer up.Close()
 	host2, stopStorage2 := startFileStorage(t, dir)
 	exp2 := startPersistExporter(t, host2, persistConfig(up.URL), retry.RealClock{})
-	require.Eventually(t, func() bool { return len(up.got()) >= 2 }, 10*time.Second, 5*time.Millisecond)
-	time.Sleep(100 * time.Millisecond) // room for a duplicate to show up
+	deliverMarker(t, exp2, up, "marker")
 	require.NoError(t, exp2.Shutdown(ctx))
 	stopStorage2()
 
-	got := up.got()
-	require.Len(t, got, 2, "each payload is redelivered exactly once")
+	redelivered := batches(t, up.got())
+	require.Len(t, redelivered, 3, "each payload is redelivered exactly once, then the marker: %q", redelivered)
+	assert.Equal(t, "marker", redelivered[2])
+	assert.ElementsMatch(t, []string{"in-flight,in-flight", "queued,queued,queued,queued"}, redelivered[:2])
+	got := up.got()[:2]
 	byKey := map[string]received{}
 	for _, r := range got {
 		byKey[key(r)] = r

@@ -247,13 +247,18 @@ func keepLong(values []string) []string {
 	return slices.DeleteFunc(values, func(v string) bool { return len(v) < minSecretLen })
 }
 
+// isTokenChar reports whether r may appear in an HTTP token (RFC 9110 tchar).
+func isTokenChar(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", r)
+}
+
 // isToken reports whether s is an HTTP auth scheme name.
 func isToken(s string) bool {
 	if s == "" {
 		return false
 	}
 	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", r)) {
+		if !isTokenChar(r) {
 			return false
 		}
 	}

@@ -158,7 +158,7 @@ func realExpiredContext(t *testing.T) error {
 	t.Helper()
 	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1:1/v1/traces", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1:1/v1/traces", http.NoBody)
 	require.NoError(t, err)
 	res, err := (&http.Client{}).Do(req)
 	if err == nil {

@@ -126,8 +126,8 @@ func FuzzParseRetryAfter(f *testing.F) {
 				t.Fatalf("%q parsed as %q, want seconds", trimmed, got.Result)
 			}
 			// An integer n within the cap parses to exactly n seconds.
-			n, err := strconv.ParseUint(trimmed, 10, 64)
-			capSeconds := uint64(maxD / time.Second)
+			n, err := strconv.ParseInt(trimmed, 10, 64)
+			capSeconds := int64(maxD / time.Second)
 			if err == nil && n <= capSeconds {
 				if want := time.Duration(n) * time.Second; got.Delay != want || got.Capped {
 					t.Fatalf("%q with cap %s: delay %s capped %v, want exactly %s uncapped", trimmed, maxD, got.Delay, got.Capped, want)
@@ -246,7 +246,7 @@ func FuzzClassify(f *testing.F) {
 		// ClassifyError, on the error wrapped as net/http and the exporter
 		// wrap it: wrappers that are not net.Errors (fmt.Errorf, net/http's
 		// transportReadFromServerError), then *url.Error outermost.
-		err, wantAction, wantReason := buildError(shape%errShapes, syscall.Errno(errno), text)
+		wantAction, wantReason, err := buildError(shape%errShapes, syscall.Errno(errno), text)
 		if err != nil {
 			for i := range int(wraps>>1) % 4 {
 				if i%2 == 0 {
@@ -283,33 +283,33 @@ func (e readFromServerError) Unwrap() error { return e.err }
 
 // buildError returns an error of the given shape as net/http returns it,
 // and what ClassifyError must make of it ("" when any retryable reason will do).
-func buildError(shape uint8, errno syscall.Errno, text string) (error, retry.Action, string) {
+func buildError(shape uint8, errno syscall.Errno, text string) (retry.Action, string, error) {
 	switch shape {
 	case errNil:
-		return nil, retry.ActionRetry, retry.ReasonNetwork
+		return retry.ActionRetry, retry.ReasonNetwork, nil
 	case errErrno:
 		err := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", errno)}
 		switch {
 		case errno.Timeout():
-			return err, retry.ActionRetry, retry.ReasonTimeout
+			return retry.ActionRetry, retry.ReasonTimeout, err
 		case errno == syscall.ECONNREFUSED:
-			return err, retry.ActionRetry, retry.ReasonConnectionRefused
+			return retry.ActionRetry, retry.ReasonConnectionRefused, err
 		case errno == syscall.ECONNRESET, errno == syscall.EPIPE:
-			return err, retry.ActionRetry, retry.ReasonConnectionReset
+			return retry.ActionRetry, retry.ReasonConnectionReset, err
 		}
-		return err, retry.ActionRetry, retry.ReasonNetwork
+		return retry.ActionRetry, retry.ReasonNetwork, err
 	case errDeadline:
-		return fmt.Errorf("waiting for the response: %w", context.DeadlineExceeded), retry.ActionRetry, retry.ReasonTimeout
+		return retry.ActionRetry, retry.ReasonTimeout, fmt.Errorf("waiting for the response: %w", context.DeadlineExceeded)
 	case errDNS:
 		timeout := errno%2 == 1
 		err := &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "backend.invalid", IsTimeout: timeout, IsNotFound: !timeout}}
 		if timeout {
-			return err, retry.ActionRetry, retry.ReasonTimeout
+			return retry.ActionRetry, retry.ReasonTimeout, err
 		}
-		return err, retry.ActionRetry, retry.ReasonDNS
+		return retry.ActionRetry, retry.ReasonDNS, err
 	case errTLS:
-		return x509.UnknownAuthorityError{}, retry.ActionDrop, retry.ReasonTLS
+		return retry.ActionDrop, retry.ReasonTLS, x509.UnknownAuthorityError{}
 	}
 	// A message alone says nothing: whatever it reads, it is a plain network error.
-	return errors.New(text), retry.ActionRetry, retry.ReasonNetwork
+	return retry.ActionRetry, retry.ReasonNetwork, errors.New(text)
 }

@@ -255,7 +255,8 @@ func (s *Gates) Get(key string, clock Clock) (*Gate, func()) {
 		once.Do(func() {
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			if sg.refs--; sg.refs == 0 {
+			sg.refs--
+			if sg.refs == 0 {
 				delete(s.gates, key)
 			}
 		})

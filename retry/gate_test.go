@@ -341,7 +341,7 @@ func TestGateAcquireDeadline(t *testing.T) {
 		},
 		{
 			name: "deadline while another sender holds the probe",
-			setup: func(clock *retrytest.Clock, g *retry.Gate) {
+			setup: func(_ *retrytest.Clock, g *retry.Gate) {
 				throttle(g, t0)
 				_, _ = g.Acquire(context.Background(), nil, nil) // takes the probe
 			},

@@ -240,9 +240,9 @@ func (b *Backend) Down(d time.Duration) error {
 	b.outages = append(b.outages, Outage{Start: b.cfg.Now()})
 	if d > 0 {
 		b.upTimer = time.AfterFunc(d, func() {
-			if err := b.Up(); err != nil && !errors.Is(err, ErrClosed) {
+			if upErr := b.Up(); upErr != nil && !errors.Is(upErr, ErrClosed) {
 				b.srvMu.Lock()
-				b.upErr = err
+				b.upErr = upErr
 				b.srvMu.Unlock()
 			}
 		})
@@ -583,7 +583,7 @@ func writeOK(w http.ResponseWriter, path, ct string) {
 
 // writeStatus answers an error as OTLP/HTTP asks: a google.rpc.Status in protobuf.
 func writeStatus(w http.ResponseWriter, code int, msg string) {
-	body, err := proto.Marshal(&status.Status{Code: int32(grpcCode(code)), Message: msg})
+	body, err := proto.Marshal(&status.Status{Code: grpcCode(code), Message: msg})
 	if err != nil {
 		http.Error(w, msg, code)
 		return
@@ -594,7 +594,7 @@ func writeStatus(w http.ResponseWriter, code int, msg string) {
 }
 
 // grpcCode maps the HTTP statuses the backend uses to gRPC codes.
-func grpcCode(httpCode int) int {
+func grpcCode(httpCode int) int32 {
 	switch httpCode {
 	case http.StatusTooManyRequests:
 		return 8 // RESOURCE_EXHAUSTED

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,27 +24,15 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/otlphttpretry/otlphttpretry/retry/retrytest"
 )
 
-// fakeClock is a settable clock for the backend.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
+// newClock is the module's fake clock (retry/retrytest) at a fixed start;
+// the backend reads it through Config.Now and the test moves it with Advance.
+func newClock() *retrytest.Clock {
+	return retrytest.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-func newClock() *fakeClock { return &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)} }
 
 func traces(t *testing.T, spans int, seed byte) []byte {
 	t.Helper()
@@ -121,8 +108,8 @@ func TestThrottleScript(t *testing.T) {
 
 	// t=2: inside the window of the first 429.
 	clock.Advance(2 * time.Second)
-	if resp := post(t, h, reqOpts{encoding: "gzip", key: "k2"}, gz(t, traces(t, 2, 2))); resp.StatusCode != http.StatusTooManyRequests {
-		t.Fatalf("t=2: got %d, want 429", resp.StatusCode)
+	if resp2 := post(t, h, reqOpts{encoding: "gzip", key: "k2"}, gz(t, traces(t, 2, 2))); resp2.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("t=2: got %d, want 429", resp2.StatusCode)
 	}
 	// t=10: the throttle is over.
 	clock.Advance(8 * time.Second)
@@ -257,7 +244,7 @@ func TestSignalsAndEncodings(t *testing.T) {
 		t.Errorf("summary %+v", s)
 	}
 
-	req := httptest.NewRequest(http.MethodGet, "/v1/traces", nil)
+	req := httptest.NewRequest(http.MethodGet, "/v1/traces", http.NoBody)
 	rr := httptest.NewRecorder()
 	h.ServeHTTP(rr, req)
 	if rr.Code != http.StatusMethodNotAllowed {

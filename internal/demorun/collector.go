@@ -84,8 +84,8 @@ func exitErr(err error) error {
 func (c *Collector) WaitHealthy(ctx context.Context, url string) error {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
-	last := "no answer yet"
 	for {
+		var last string
 		code, _, err := HTTPGet(ctx, url)
 		switch {
 		case err == nil && code == http.StatusOK:
@@ -137,7 +137,7 @@ func (c *Collector) LogLines(keep func(string) bool) []string {
 func HTTPGet(ctx context.Context, url string) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
 	if err != nil {
 		return 0, nil, err
 	}

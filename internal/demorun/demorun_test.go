@@ -4,6 +4,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,8 +18,8 @@ func TestRenderDefaultTemplate(t *testing.T) {
 	}
 	cfg.IncludePermanentErrors = true
 	for _, a := range []string{cfg.ReceiverEndpoint, cfg.HealthEndpoint} {
-		host, _, err := net.SplitHostPort(a)
-		if err != nil || host != "127.0.0.1" {
+		host, _, splitErr := net.SplitHostPort(a)
+		if splitErr != nil || host != "127.0.0.1" {
 			t.Fatalf("address %q is not on 127.0.0.1", a)
 		}
 	}
@@ -134,10 +135,56 @@ nan_metric NaN
 	if got := len(m.WithPrefix(MetricPrefix)); got != 3 {
 		t.Errorf("WithPrefix: %d", got)
 	}
+	if got, want := w.Line, `weird{a="x\"y\\z",b="line\nbreak"} 1500`; got != want {
+		t.Errorf("Line = %s, want %s", got, want)
+	}
 	for _, bad := range []string{`x{a="b} 1`, `x{a=b} 1`, `x`, `x{a="b"}`, `x notanumber`} {
 		if _, err := ParseMetrics(bad); err == nil {
 			t.Errorf("%q parsed", bad)
 		}
+	}
+}
+
+// A histogram, as the collector's Prometheus endpoint writes one, comes out
+// as its _bucket (with le), _sum and _count series.
+func TestParseMetricsHistogram(t *testing.T) {
+	text := `# HELP otelcol_otlp_http_retry_retry_after_wait_seconds Retry-After waits actually applied [Alpha]
+# TYPE otelcol_otlp_http_retry_retry_after_wait_seconds histogram
+otelcol_otlp_http_retry_retry_after_wait_seconds_bucket{data_type="traces",source="header",le="1"} 0
+otelcol_otlp_http_retry_retry_after_wait_seconds_bucket{data_type="traces",source="header",le="5"} 2
+otelcol_otlp_http_retry_retry_after_wait_seconds_bucket{data_type="traces",source="header",le="+Inf"} 3
+otelcol_otlp_http_retry_retry_after_wait_seconds_sum{data_type="traces",source="header"} 12.5
+otelcol_otlp_http_retry_retry_after_wait_seconds_count{data_type="traces",source="header"} 3
+# TYPE otelcol_otlp_http_retry_throttled gauge
+otelcol_otlp_http_retry_throttled{data_type="traces"} 0
+`
+	m, err := ParseMetrics(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const name = "otelcol_otlp_http_retry_retry_after_wait_seconds"
+	want := []string{
+		name + `_bucket{data_type="traces",le="1",source="header"} 0`,
+		name + `_bucket{data_type="traces",le="5",source="header"} 2`,
+		name + `_bucket{data_type="traces",le="+Inf",source="header"} 3`,
+		name + `_count{data_type="traces",source="header"} 3`,
+		name + `_sum{data_type="traces",source="header"} 12.5`,
+		`otelcol_otlp_http_retry_throttled{data_type="traces"} 0`,
+	}
+	var got []string
+	for _, s := range m {
+		got = append(got, s.Line)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("samples:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := m.Sum(name+"_bucket", map[string]string{"le": "+Inf", "source": "header"}); got != 3 {
+		t.Errorf("+Inf bucket = %v, want 3", got)
+	}
+	if got := m.Sum(name+"_sum", nil); got != 12.5 {
+		t.Errorf("sum = %v, want 12.5", got)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"time"
 
@@ -38,6 +39,10 @@ func (r LoadResult) Spans() int { return len(r.SpanIDs) }
 // span gets a trace ID unique to this run, so that spans can be counted
 // one by one at the backend.
 func (l Load) Send(ctx context.Context, receiverURL string) (LoadResult, error) {
+	// Batch and span numbers go into 32-bit halves of the span IDs.
+	if l.Batches < 0 || l.Batches > math.MaxUint32 || l.SpansPerBatch < 0 || l.SpansPerBatch > math.MaxUint32 {
+		return LoadResult{}, fmt.Errorf("load of %d batches of %d spans: each must be between 0 and %d", l.Batches, l.SpansPerBatch, uint32(math.MaxUint32))
+	}
 	var run [8]byte
 	if _, err := rand.Read(run[:]); err != nil {
 		return LoadResult{}, err
@@ -45,7 +50,7 @@ func (l Load) Send(ctx context.Context, receiverURL string) (LoadResult, error) 
 	res := LoadResult{Start: time.Now()}
 	tick := time.NewTicker(max(l.Interval, time.Millisecond))
 	defer tick.Stop()
-	for b := range l.Batches {
+	for b := range uint32(l.Batches) {
 		if b > 0 {
 			select {
 			case <-ctx.Done():
@@ -67,7 +72,7 @@ func (l Load) Send(ctx context.Context, receiverURL string) (LoadResult, error) 
 	return res, nil
 }
 
-func buildBatch(run [8]byte, batch, spans int) (ptrace.Traces, []string) {
+func buildBatch(run [8]byte, batch uint32, spans int) (ptrace.Traces, []string) {
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
 	rs.Resource().Attributes().PutStr("service.name", "otlp-http-retry-demo")
@@ -81,7 +86,7 @@ func buildBatch(run [8]byte, batch, spans int) (ptrace.Traces, []string) {
 	for i := range spans {
 		s := ss.Spans().AppendEmpty()
 		var spanID pcommon.SpanID
-		binary.BigEndian.PutUint32(spanID[:4], uint32(batch)+1)
+		binary.BigEndian.PutUint32(spanID[:4], batch+1)
 		binary.BigEndian.PutUint32(spanID[4:], uint32(i)+1)
 		s.SetTraceID(traceID)
 		s.SetSpanID(spanID)

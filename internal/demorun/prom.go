@@ -1,7 +1,6 @@
 package demorun
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"maps"
@@ -9,14 +8,19 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
-// Sample is one line of the Prometheus text exposition format.
+// Sample is one sample of a scrape: a counter, gauge or untyped value, or
+// one _bucket, _sum or _count series of a histogram (and the like of a
+// summary), as the Prometheus text format writes it.
 type Sample struct {
 	Name   string
 	Labels map[string]string
 	Value  float64
-	// Line is the line as scraped.
+	// Line is the sample in the text exposition format, labels sorted.
 	Line string
 }
 
@@ -35,97 +39,65 @@ func Scrape(ctx context.Context, url string) (Metrics, error) {
 	return ParseMetrics(string(body))
 }
 
-// ParseMetrics parses the Prometheus text exposition format (comments are skipped).
+// ParseMetrics parses the Prometheus text exposition format with expfmt.
+// Families come out sorted by name, each family's samples in the order of
+// the text.
 func ParseMetrics(text string) (Metrics, error) {
-	var out Metrics
-	sc := bufio.NewScanner(strings.NewReader(text))
-	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		s, err := parseSample(line)
-		if err != nil {
-			return nil, fmt.Errorf("line %d %q: %w", n, line, err)
-		}
-		out = append(out, s)
-	}
-	return out, sc.Err()
-}
-
-func parseSample(line string) (Sample, error) {
-	s := Sample{Labels: map[string]string{}, Line: line}
-	i := strings.IndexAny(line, "{ ")
-	if i <= 0 {
-		return s, fmt.Errorf("no value")
-	}
-	s.Name, line = line[:i], line[i:]
-	if line[0] == '{' {
-		line = line[1:]
-		for {
-			line = strings.TrimLeft(line, " ,")
-			if line == "" {
-				return s, fmt.Errorf("unterminated labels")
-			}
-			if line[0] == '}' {
-				line = line[1:]
-				break
-			}
-			eq := strings.IndexByte(line, '=')
-			if eq <= 0 || len(line) < eq+2 || line[eq+1] != '"' {
-				return s, fmt.Errorf("bad label")
-			}
-			name := strings.TrimSpace(line[:eq])
-			line = line[eq+2:]
-			var v strings.Builder
-			closed := false
-			for j := 0; j < len(line); j++ {
-				c := line[j]
-				if c == '\\' && j+1 < len(line) {
-					j++
-					switch line[j] {
-					case 'n':
-						v.WriteByte('\n')
-					default:
-						v.WriteByte(line[j])
-					}
-					continue
-				}
-				if c == '"' {
-					line, closed = line[j+1:], true
-					break
-				}
-				v.WriteByte(c)
-			}
-			if !closed {
-				return s, fmt.Errorf("unterminated label value")
-			}
-			s.Labels[name] = v.String()
-		}
-	}
-	fields := strings.Fields(line)
-	if len(fields) == 0 {
-		return s, fmt.Errorf("no value")
-	}
-	v, err := parseValue(fields[0])
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(text))
 	if err != nil {
-		return s, err
+		return nil, err
 	}
-	s.Value = v
-	return s, nil
+	var out Metrics
+	for _, name := range slices.Sorted(maps.Keys(families)) {
+		samples, err := expfmt.ExtractSamples(&expfmt.DecodeOptions{}, families[name])
+		if err != nil {
+			return nil, fmt.Errorf("metric %s: %w", name, err)
+		}
+		for _, s := range samples {
+			out = append(out, newSample(s))
+		}
+	}
+	return out, nil
 }
 
-func parseValue(s string) (float64, error) {
-	switch s {
-	case "+Inf":
-		return math.Inf(1), nil
-	case "-Inf":
-		return math.Inf(-1), nil
-	case "NaN":
-		return math.NaN(), nil
+func newSample(s *model.Sample) Sample {
+	out := Sample{Name: string(s.Metric[model.MetricNameLabel]), Labels: map[string]string{}, Value: float64(s.Value)}
+	for k, v := range s.Metric {
+		if k != model.MetricNameLabel {
+			out.Labels[string(k)] = string(v)
+		}
 	}
-	return strconv.ParseFloat(s, 64)
+	out.Line = out.textLine()
+	return out
+}
+
+var labelValueEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+
+// textLine writes s as the text format does: name{label="value",...} value.
+func (s Sample) textLine() string {
+	var b strings.Builder
+	b.WriteString(s.Name)
+	if len(s.Labels) > 0 {
+		b.WriteByte('{')
+		for i, k := range slices.Sorted(maps.Keys(s.Labels)) {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, "%s=\"%s\"", k, labelValueEscaper.Replace(s.Labels[k]))
+		}
+		b.WriteByte('}')
+	}
+	b.WriteByte(' ')
+	switch {
+	case math.IsInf(s.Value, 1):
+		b.WriteString("+Inf")
+	case math.IsInf(s.Value, -1):
+		b.WriteString("-Inf")
+	default:
+		b.WriteString(strconv.FormatFloat(s.Value, 'g', -1, 64))
+	}
+	return b.String()
 }
 
 // Match reports whether s has every label in want (name → value).

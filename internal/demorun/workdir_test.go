@@ -132,6 +132,7 @@ func TestWaitHealthyTimeoutShowsTheLogNotItsPath(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "fake-collector")
 	script := "#!/bin/sh\necho fake collector is up but never healthy\nexec sleep 30\n"
+	//nolint:gosec // G306: the fake collector is a script the test runs, so it must be executable.
 	if err := os.WriteFile(bin, []byte(script), 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -198,3 +198,100 @@ func TestThrottledDelivery(t *testing.T) {
 		}
 	}
 }
+<<<<<<< HEAD
+=======
+
+// TestUnauthorizedHalts: the backend answers 401; healthcheckv2 (use_v2,
+// include_permanent_errors) turns from 200 to 500, and the exporter sends
+// nothing more, although more batches arrive.
+func TestUnauthorizedHalts(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	env, err := demorun.Start(ctx, demorun.Options{
+		CollectorBin:           collectorBin(t),
+		Dir:                    t.TempDir(),
+		Backend:                demobackend.Config{Mode: demobackend.ModeUnauthorized},
+		IncludePermanentErrors: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if _, stopErr := env.Stop(); stopErr != nil {
+			t.Errorf("stopping: %v", stopErr)
+		}
+		if t.Failed() {
+			t.Logf("collector log:\n%s", env.Collector.LogTail(60))
+		}
+	}()
+
+	code, body, err := env.Health(ctx)
+	if err != nil || code != 200 {
+		t.Fatalf("health before any data: %d %v\n%s", code, err, body)
+	}
+
+	first, err := demorun.Load{Batches: 1, SpansPerBatch: 5}.Send(ctx, env.Config.ReceiverURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, wcancel := context.WithTimeout(ctx, 15*time.Second)
+	_, err = env.WaitRecords(wctx, func(r []demobackend.Record) bool { return len(r) >= 1 })
+	wcancel()
+	if err != nil {
+		t.Fatalf("the backend never saw the first batch: %v", err)
+	}
+
+	// Health turns unhealthy once the 401 is reported as a permanent error.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		code, body, err = env.Health(ctx)
+		if err == nil && code == 500 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if code != 500 {
+		t.Fatalf("health after the 401: %d %v, want 500\n%s", code, err, body)
+	}
+	t.Logf("health after the 401: %d %s", code, body)
+	if !bytes.Contains(body, []byte("StatusPermanentError")) {
+		t.Errorf("health body does not name the permanent error: %s", body)
+	}
+
+	// More batches, each its own payload (more than the batch processor's 200 ms apart).
+	more, err := demorun.Load{Batches: 3, SpansPerBatch: 5, Interval: 400 * time.Millisecond}.Send(ctx, env.Config.ReceiverURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := first.Spans() + more.Spans()
+	m, err := env.ScrapeUntil(ctx, 10*time.Second, func(m demorun.Metrics) bool {
+		return int(m.Sum(prefix+"dropped_items", nil)) >= sent
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range m.WithPrefix(prefix + "dropped_items") {
+		t.Log(s.Line)
+	}
+	ident := map[string]string{"exporter": "otlp_http_retry", "data_type": "traces"}
+	halted := map[string]string{"exporter": "otlp_http_retry", "data_type": "traces", "reason": "unauthorized_halt"}
+	if got := m.Sum(prefix+"dropped_items", halted); int(got) != sent {
+		t.Errorf("dropped_items{reason=unauthorized_halt} = %v, want %d (every span sent)", got, sent)
+	}
+	if got := m.Sum(prefix+"attempts", map[string]string{"outcome": "unauthorized", "status_code": "401"}); got != 1 {
+		t.Errorf("attempts{outcome=unauthorized,status_code=401} = %v, want 1", got)
+	}
+	if got := m.Sum(prefix+"attempts", ident); got != 1 {
+		t.Errorf("attempts total = %v, want 1", got)
+	}
+
+	recs := env.Backend.Records()
+	if len(recs) != 1 {
+		t.Errorf("backend saw %d requests, want exactly 1 (the first batch) although %d batches were sent", len(recs), first.Batches+more.Batches)
+	}
+	if code, body, _ := env.Health(ctx); code != 500 {
+		t.Errorf("health at the end: %d, want 500 (a permanent error is sticky)\n%s", code, body)
+	}
+}
+>>>>>>> wt-hygiene

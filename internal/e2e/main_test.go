@@ -4,9 +4,12 @@ package e2e
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"strconv"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
 // e2eParallel is how many tests run at once unless -parallel is given. The
@@ -25,5 +28,15 @@ func TestMain(m *testing.M) {
 			panic(err)
 		}
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	// No goroutine of the tests (demo backends, collector process waits,
+	// scrapes) outlives them: the same check as goleak.VerifyTestMain,
+	// after the -parallel default above.
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }

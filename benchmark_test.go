@@ -42,7 +42,7 @@ func benchBatch(spans int) ptrace.Traces {
 // server answers 503 to every failEvery-th request (0: never), 200 otherwise.
 func server(b *testing.B, failEvery int64) string {
 	var n atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		if failEvery > 0 && n.Add(1)%failEvery == 1 {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return

@@ -72,8 +72,9 @@ func TestPayloadEncodingIsStable(t *testing.T) {
 	data, err := payloadEncoding{}.Marshal(context.Background(), p)
 	require.NoError(t, err)
 	want := append([]byte("OHR1"), key[:]...)
-	want = append(want, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08) // big-endian unix nanos
-	want = append(want, 0xac, 0x02)                                     // uvarint(300)
+	want = append(want,
+		0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, // big-endian unix nanos
+		0xac, 0x02) // uvarint(300)
 	want = append(want, "BODY"...)
 	assert.Equal(t, want, data)
 }

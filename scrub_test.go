@@ -97,7 +97,7 @@ func (b *echoBackend) serve(w http.ResponseWriter, r *http.Request) {
 	write := func(code int, contentType string, body []byte) {
 		w.Header().Set("Content-Type", contentType)
 		w.WriteHeader(code)
-		_, _ = w.Write(body)
+		_, _ = w.Write(body) //nolint:gosec // G705: a test backend that echoes request headers on purpose
 	}
 	switch b.mode.Load().(string) {
 	case "text 400":
@@ -202,13 +202,13 @@ func spanText(s sdktrace.ReadOnlySpan, skip ...string) string {
 	fmt.Fprintf(&b, "%s | status %s %s", s.Name(), s.Status().Code, s.Status().Description)
 	for _, kv := range s.Attributes() {
 		if !contains(skip, string(kv.Key)) {
-			fmt.Fprintf(&b, " | %s=%s", kv.Key, kv.Value.Emit())
+			fmt.Fprintf(&b, " | %s=%s", kv.Key, kv.Value.String())
 		}
 	}
 	for _, ev := range s.Events() {
 		fmt.Fprintf(&b, " | event %s", ev.Name)
 		for _, kv := range ev.Attributes {
-			fmt.Fprintf(&b, " %s=%s", kv.Key, kv.Value.Emit())
+			fmt.Fprintf(&b, " %s=%s", kv.Key, kv.Value.String())
 		}
 	}
 	return b.String()

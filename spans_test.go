@@ -43,7 +43,7 @@ func TestOneSpanPerPayloadWithAnEventPerAttempt(t *testing.T) {
 			got := map[string]string{}
 			for _, kv := range ev.Attributes {
 				if kv.Key != "attempt" {
-					got[string(kv.Key)] = kv.Value.Emit()
+					got[string(kv.Key)] = kv.Value.String()
 				} else {
 					assert.EqualValues(t, i+1, kv.Value.AsInt64())
 				}

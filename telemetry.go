@@ -144,7 +144,7 @@ func since(clock retry.Clock, t time.Time) float64 { return clock.Now().Sub(t).S
 func (t *telemetry) with(kv ...attribute.KeyValue) metric.MeasurementOption {
 	var key attrKey
 	for i := 0; i < len(kv) && i < len(key); i++ {
-		key[i] = [2]string{string(kv[i].Key), kv[i].Value.Emit()}
+		key[i] = [2]string{string(kv[i].Key), kv[i].Value.String()}
 	}
 	if len(kv) <= len(key) {
 		if opt, ok := t.sets.Load(key); ok {

@@ -265,12 +265,12 @@ func (p *sfParser) params() (sfParams, error) {
 
 func (p *sfParser) key() (string, error) {
 	start := p.i
-	if c := p.peek(); !(c >= 'a' && c <= 'z') && c != '*' {
+	if c := p.peek(); (c < 'a' || c > 'z') && c != '*' {
 		return "", errSF
 	}
 	for !p.eof() {
 		c := p.s[p.i]
-		if !(c >= 'a' && c <= 'z') && !(c >= '0' && c <= '9') && c != '_' && c != '-' && c != '.' && c != '*' {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' && c != '-' && c != '.' && c != '*' {
 			break
 		}
 		p.i++
@@ -404,7 +404,7 @@ func (p *sfParser) byteSeq() (sfValue, error) {
 	enc := p.s[p.i : p.i+end]
 	p.i += end + 1
 	for _, c := range []byte(enc) {
-		if !(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') && !(c >= '0' && c <= '9') && c != '+' && c != '/' && c != '=' {
+		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '+' && c != '/' && c != '=' {
 			return sfValue{}, errSF
 		}
 	}

@@ -87,8 +87,7 @@ func (builder *TelemetryBuilder) RegisterOtlpHTTPRetryHeldCallback(cb metric.Int
 // RegisterOtlpHTTPRetryPacingRateCallback sets callback for observable OtlpHTTPRetryPacingRate metric.
 func (builder *TelemetryBuilder) RegisterOtlpHTTPRetryPacingRateCallback(cb metric.Float64Callback) error {
 	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
-		cb(ctx, &observerFloat64{inst: builder.OtlpHTTPRetryPacingRate, obs: o})
-		return nil
+		return cb(ctx, &observerFloat64{inst: builder.OtlpHTTPRetryPacingRate, obs: o})
 	}, builder.OtlpHTTPRetryPacingRate)
 	if err != nil {
 		return err
@@ -102,8 +101,7 @@ func (builder *TelemetryBuilder) RegisterOtlpHTTPRetryPacingRateCallback(cb metr
 // RegisterOtlpHTTPRetryRatelimitRemainingCallback sets callback for observable OtlpHTTPRetryRatelimitRemaining metric.
 func (builder *TelemetryBuilder) RegisterOtlpHTTPRetryRatelimitRemainingCallback(cb metric.Int64Callback) error {
 	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
-		cb(ctx, &observerInt64{inst: builder.OtlpHTTPRetryRatelimitRemaining, obs: o})
-		return nil
+		return cb(ctx, &observerInt64{inst: builder.OtlpHTTPRetryRatelimitRemaining, obs: o})
 	}, builder.OtlpHTTPRetryRatelimitRemaining)
 	if err != nil {
 		return err

@@ -216,6 +216,8 @@ func (p Policy) throttled(s State, d Decision, a Attempt) (State, Decision) {
 func (p Policy) failed(s State, d Decision, a Attempt) (State, Decision) {
 	if !s.upMarked {
 		s.upMark, s.upMarked = a.SuccessesAtStart, true
+	}
+	if s.FailStart.IsZero() {
 		s.FailStart = a.Now
 	}
 	if a.Successes > s.upMark {

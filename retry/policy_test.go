@@ -1,0 +1,173 @@
+package retry_test
+
+import (
+	"crypto/x509"
+	"errors"
+	"net/http"
+	"net/url"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/otlphttpretry/otlphttpretry/retry"
+)
+
+// TestDecide is the README's "What each response does", one row per
+// response, against the pure decision step: no loop, no clock, no gate.
+func TestDecide(t *testing.T) {
+	refused := opErr("dial", os.NewSyscallError("connect", syscall.ECONNREFUSED))
+	badCert := &url.Error{Op: "Post", URL: "https://collector:4318/v1/traces", Err: x509.UnknownAuthorityError{}}
+	now := t0
+	// up: a request to the destination succeeded while this one was out.
+	up := func(a retry.Attempt) retry.Attempt { a.SuccessesAtStart, a.Successes = 1, 2; return a }
+	attempt := func(r retry.Response) retry.Attempt {
+		a := retry.Attempt{Response: r, Now: now}
+		if r.Status != 0 {
+			a.RetryAfter = retry.ParseRetryAfter(r.Header, now, 300*time.Second)
+		}
+		return a
+	}
+	type want struct {
+		next   retry.Next
+		path   retry.Path
+		hold   retry.HoldReason
+		drop   retry.DropReason
+		delay  time.Duration
+		source retry.DelaySource
+	}
+	tests := []struct {
+		name     string
+		policy   func(*retry.Policy)
+		state    retry.State
+		attempt  retry.Attempt
+		want     want
+		throttle bool
+	}{
+		{name: "2xx: delivered", attempt: attempt(resp(204)), want: want{next: retry.NextDeliver}},
+		{name: "3xx: dropped, redirects are never followed", attempt: attempt(resp(307)), want: want{next: retry.NextDrop, drop: retry.DropPermanentStatus}},
+		{name: "400: dropped", attempt: attempt(resp(400)), want: want{next: retry.NextDrop, drop: retry.DropPermanentStatus}},
+		{name: "403: dropped, per batch", attempt: attempt(resp(403)), want: want{next: retry.NextDrop, drop: retry.DropPermanentStatus}},
+		{name: "413: dropped", attempt: attempt(resp(413)), want: want{next: retry.NextDrop, drop: retry.DropPermanentStatus}},
+		{name: "501: dropped", attempt: attempt(resp(501)), want: want{next: retry.NextDrop, drop: retry.DropPermanentStatus}},
+		{name: "refused certificate: dropped", attempt: attempt(transportErr(badCert)), want: want{next: retry.NextDrop, drop: retry.DropPermanentError}},
+		{
+			name: "401: the destination is held for one probe interval, nothing dropped", attempt: attempt(resp(401)),
+			want: want{next: retry.NextGate, path: retry.PathUnauthorized, hold: retry.HoldUnauthorized, delay: time.Minute},
+		},
+		{
+			name: "401 with on_unauthorized: drop: dropped", attempt: attempt(resp(401)),
+			policy: func(p *retry.Policy) { p.HoldOnUnauthorized = false },
+			want:   want{next: retry.NextDrop, drop: retry.DropUnauthorized},
+		},
+		{
+			name: "429 Retry-After 7: held 7 s, no backoff stacked", attempt: attempt(withRetryAfter(429, "7")), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 7 * time.Second, source: retry.SourceHeader},
+		},
+		{
+			name: "429 without Retry-After: held the default 5 s", attempt: attempt(resp(429)), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 5 * time.Second, source: retry.SourceDefault},
+		},
+		{
+			name: "429 Retry-After beyond the cap: held the cap", attempt: attempt(withRetryAfter(429, "100000")), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 300 * time.Second, source: retry.SourceCapped},
+		},
+		{
+			name: "503 with Retry-After: the rate-limit path", attempt: attempt(withRetryAfter(503, "2")), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 2 * time.Second, source: retry.SourceHeader},
+		},
+		{
+			name: "429 Retry-After 0, the first: at once", attempt: attempt(withRetryAfter(429, "0")), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, source: retry.SourceHeader},
+		},
+		{
+			name: "429 Retry-After 0, the third: the backoff schedule's second wait", attempt: attempt(withRetryAfter(429, "0")), throttle: true,
+			state: retry.State{RetryNow: 2},
+			want:  want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 2 * time.Second, source: retry.SourceFloor},
+		},
+		{
+			name: "429 after the rate-limit budget: dropped", attempt: attempt(withRetryAfter(429, "7")), throttle: true,
+			state: retry.State{ThrottleStart: now.Add(-31 * time.Minute)},
+			// the gate is still told to hold: the server asked everyone to wait
+			want: want{next: retry.NextDrop, hold: retry.HoldThrottle, drop: retry.DropThrottleBudgetExhausted, source: retry.SourceHeader},
+		},
+		{
+			name: "503 while nothing succeeds: an outage, the gate holds 1 s", attempt: attempt(resp(503)),
+			want: want{next: retry.NextGate, path: retry.PathOutage, hold: retry.HoldOutage, delay: time.Second},
+		},
+		{
+			name: "connection refused while nothing succeeds: an outage", attempt: attempt(transportErr(refused)),
+			want: want{next: retry.NextGate, path: retry.PathOutage, hold: retry.HoldOutage, delay: time.Second},
+		},
+		{
+			name: "the outage's fourth failed probe: the gate holds 8 s", attempt: func() retry.Attempt {
+				a := attempt(resp(503))
+				a.Held, a.HoldFailures = retry.HoldOutage, 3
+				return a
+			}(),
+			want: want{next: retry.NextGate, path: retry.PathOutage, hold: retry.HoldOutage, delay: 8 * time.Second},
+		},
+		{
+			name: "503 after outage::max_duration: dropped", attempt: attempt(resp(503)),
+			policy: func(p *retry.Policy) { p.Outage.MaxDuration = time.Minute },
+			state:  retry.State{FailStart: now.Add(-time.Minute)},
+			want:   want{next: retry.NextDrop, drop: retry.DropOutageExhausted},
+		},
+		{
+			name: "503 while others succeed: the payload's own, backoff 1 s", attempt: up(attempt(resp(503))),
+			want: want{next: retry.NextBackoff, path: retry.PathBackoff, delay: time.Second},
+		},
+		{
+			name: "timeout while others succeed, the fourth: backoff 8 s", attempt: up(attempt(transportErr(timeoutError{}))),
+			state: retry.State{Counted: 3},
+			want:  want{next: retry.NextBackoff, path: retry.PathBackoff, delay: 8 * time.Second},
+		},
+		{
+			name: "503 while others succeed, the fifth: dropped", attempt: up(attempt(resp(503))),
+			state: retry.State{Counted: 4},
+			want:  want{next: retry.NextDrop, drop: retry.DropRetriesExhausted},
+		},
+		{
+			name: "status_overrides 503: drop", attempt: attempt(resp(503)),
+			policy: func(p *retry.Policy) { p.Overrides = map[int]retry.Action{503: retry.ActionDrop} },
+			want:   want{next: retry.NextDrop, drop: retry.DropPermanentStatus},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			policy := defaultPolicy()
+			if tt.policy != nil {
+				tt.policy(&policy)
+			}
+			before := tt.state
+			_, d := policy.Decide(tt.state, tt.attempt)
+			got := want{next: d.Next, path: d.Path, hold: d.Hold, drop: d.Drop, delay: d.Delay, source: d.Source}
+			assert.Equal(t, tt.want, got)
+			assert.Equal(t, tt.throttle, d.Throttled)
+			if d.Next == retry.NextGate {
+				assert.Equal(t, now.Add(d.Delay), d.Until, "a hold lasts the decision's delay")
+			}
+			assert.Equal(t, before, tt.state, "Decide does not touch the caller's state")
+		})
+	}
+}
+
+// TestDecideCountsAttempts: the next State counts every attempt, and the
+// backoff path's failures only while the destination is shown up.
+func TestDecideCountsAttempts(t *testing.T) {
+	policy := defaultPolicy()
+	s := retry.State{}
+	s, _ = policy.Decide(s, retry.Attempt{Response: resp(503), Now: t0})
+	assert.Equal(t, 1, s.Attempts)
+	assert.Zero(t, s.Counted, "an outage spends no counted attempt")
+	assert.Equal(t, t0, s.FailStart)
+	s, _ = policy.Decide(s, retry.Attempt{Response: resp(503), Now: t0.Add(time.Second), Successes: 1})
+	assert.Equal(t, 2, s.Attempts)
+	assert.Equal(t, 1, s.Counted, "a success since the first failure: the failure is the payload's")
+	_, d := policy.Decide(s, retry.Attempt{Response: transportErr(errors.New("boom")), Now: t0.Add(2 * time.Second), Successes: 1})
+	assert.Equal(t, retry.PathBackoff, d.Path)
+	assert.Equal(t, "network", d.Reason)
+	assert.Equal(t, http.StatusOK, resp(200).Status)
+}

@@ -82,6 +82,7 @@ func run() int {
 	out := flag.String("out", "scenariobench.json", "write every figure as JSON to `FILE` (empty: do not)")
 	plotPath := flag.String("plot", "", "draw the throttle-429 window of the first run into this PNG (e.g. docs/throttle-window.png)")
 	fleetPlot := flag.String("fleet-plot", "", "draw the fleet's window of its first run into this PNG")
+	order := flag.String("order", "ours,core", "which exporter runs first in each pair: ours,core or core,ours")
 	keep := flag.Bool("keep", false, "keep every run's directory (config, collector log, queue storage)")
 	flag.Parse()
 
@@ -129,6 +130,14 @@ func run() int {
 
 	bodies := scenario.NewBodies()
 	exporters := []scenario.Exporter{scenario.Ours, scenario.Core}
+	switch *order {
+	case "ours,core":
+	case "core,ours":
+		exporters = []scenario.Exporter{scenario.Core, scenario.Ours}
+	default:
+		fmt.Fprintf(os.Stderr, "scenariobench: -order %q: use ours,core or core,ours\n", *order)
+		return 2
+	}
 	var plotted []series
 	failed := false
 	for r := 1; r <= *runs && len(scenarios) > 0; r++ {
@@ -266,10 +275,10 @@ func loadavg() string {
 }
 
 func printRun(w io.Writer, f scenario.Figures) {
-	fmt.Fprintf(w, "run %d  %-14s %-16s items/s %s  cpu/100k %.2fs (bench %.2fs)  peakRSS %.0fMiB  into-window %s  after-window %s/s (peak %s)  recovery %s  quota %s  refused %s  lost %d  uncovered-dups %d  held %s B/10k  wall %.0fs",
+	fmt.Fprintf(w, "run %d  %-14s %-16s items/s %s  cpu/100k %.2fs (bench %.2fs)  peakRSS %.0fMiB  into-window %s  after-window %s/s (peak %s)  recovery %s  quota %s  refused %s  lost %d  uncovered-dups %d  held %s B/10k  conns %d/%d req  wall %.0fs",
 		f.Run, f.Scenario, f.Exporter, fmtF(f.ItemsPerSecond, 0), f.CPUSecondsPer100k, f.BenchCPUSecondsPer100k, float64(f.PeakRSSBytes)/(1<<20),
 		fmtI(f.IntoWindow), fmtI(f.AfterWindowRPS), fmtI(f.PeakRPSAfterWindow), fmtF(f.RecoverySeconds, 1),
-		fmtPct(f.QuotaUsed), fmtPct(f.RefusedShare), f.Lost, f.UncoveredDuplicates, fmtF(f.HeldHeapPer10k, 0), f.WallSeconds)
+		fmtPct(f.QuotaUsed), fmtPct(f.RefusedShare), f.Lost, f.UncoveredDuplicates, fmtF(f.HeldHeapPer10k, 0), f.Connections, f.Requests, f.WallSeconds)
 	if f.Err != "" {
 		fmt.Fprintf(w, "  ERROR: %s", f.Err)
 	}

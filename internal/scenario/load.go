@@ -62,14 +62,19 @@ type LoadResult struct {
 	Err error
 }
 
+// Prebuild builds every body of the load into bodies, so that their cost
+// is not timed with the run.
+func (l Load) Prebuild(bodies *Bodies) {
+	for b := range l.Senders * l.Batches {
+		bodies.Get(l.Instance, b, l.Spans)
+	}
+}
+
 // Send posts the load to receiverURL/v1/traces and returns when every
 // sender is done or ctx ends.
 func (l Load) Send(ctx context.Context, receiverURL string, bodies *Bodies) LoadResult {
 	url := receiverURL + "/v1/traces"
-	// Build every body first: their cost is the generator's, not the collector's.
-	for b := range l.Senders * l.Batches {
-		bodies.Get(l.Instance, b, l.Spans)
-	}
+	l.Prebuild(bodies)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, DisableCompression: true}, Timeout: 30 * time.Second}
 	defer client.CloseIdleConnections()
 

@@ -49,7 +49,9 @@ type Figures struct {
 	// Requests is every request that reached the backend's socket; Refused
 	// the 429s, Unavailable the 503s, DroppedConnections those closed
 	// without an answer.
-	Requests           int `json:"requests"`
+	Requests int `json:"requests"`
+	// Connections is how many TCP connections the exporter opened to the backend.
+	Connections        int `json:"connections"`
 	Refused            int `json:"refused"`
 	Unavailable        int `json:"unavailable"`
 	DroppedConnections int `json:"dropped_connections"`
@@ -105,6 +107,7 @@ const heapMetric = "otelcol_process_runtime_heap_alloc_bytes"
 // An error means the run could not take place; shortfalls of the exporter
 // are in Figures.Err.
 func (s Scenario) Run(ctx context.Context, exp Exporter, bin string, setup Setup, dir string, bodies *Bodies) (*Result, error) {
+	s.Load.Prebuild(bodies)
 	began := time.Now()
 	backend := demobackend.New(s.Backend)
 	wire := NewWire(backend.Handler(), s.DropFor)
@@ -199,7 +202,7 @@ func (s Scenario) Run(ctx context.Context, exp Exporter, bin string, setup Setup
 			res.DroppedConnections++
 		}
 	}
-	res.Requests = len(arrivals)
+	res.Requests, res.Connections = len(arrivals), wire.Connections()
 	sum := demobackend.Summarize(records)
 	res.Refused, res.Unavailable = sum.Refused, sum.Unavailable
 

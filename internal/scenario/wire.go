@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -39,6 +40,8 @@ type Wire struct {
 	srv     *http.Server
 	url     string
 
+	conns atomic.Int64
+
 	mu       sync.Mutex
 	first    time.Time
 	drops    int
@@ -57,7 +60,11 @@ func (w *Wire) Start() error {
 		return err
 	}
 	w.url = "http://" + ln.Addr().String()
-	w.srv = &http.Server{Handler: w, ReadHeaderTimeout: 10 * time.Second}
+	w.srv = &http.Server{Handler: w, ReadHeaderTimeout: 10 * time.Second, ConnState: func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			w.conns.Add(1)
+		}
+	}}
 	go func() { _ = w.srv.Serve(ln) }()
 	return nil
 }
@@ -79,6 +86,9 @@ func (w *Wire) Arrivals() []Arrival {
 	defer w.mu.Unlock()
 	return append([]Arrival(nil), w.arrivals...)
 }
+
+// Connections is how many connections clients have opened so far.
+func (w *Wire) Connections() int { return int(w.conns.Load()) }
 
 // DropWindow is when connections were dropped (zero when DropFor is 0 or
 // nothing arrived).

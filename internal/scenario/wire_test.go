@@ -20,6 +20,7 @@ func TestWireDropsAlternatelyBeforeAndAfterTheBackend(t *testing.T) {
 	}
 	t.Cleanup(func() { w.Close() })
 	client := &http.Client{Transport: &http.Transport{}}
+	t.Cleanup(client.CloseIdleConnections)
 
 	for i, wantHandled := range []int32{0, 1, 1, 2} {
 		resp, err := client.Post(w.URL()+"/v1/traces", "application/x-protobuf", bytes.NewReader(make([]byte, 4096)))
@@ -37,6 +38,10 @@ func TestWireDropsAlternatelyBeforeAndAfterTheBackend(t *testing.T) {
 	}
 	if want := []string{DropLost, DropAnswered, DropLost, DropAnswered}; !equal(kinds, want) {
 		t.Fatalf("arrivals %v, want %v", kinds, want)
+	}
+	// Every dropped request cost its connection.
+	if n := w.Connections(); n != 4 {
+		t.Fatalf("%d connections opened, want 4: each drop closes one", n)
 	}
 	if start, end := w.DropWindow(); end.Sub(start) != time.Hour {
 		t.Fatalf("drop window %v – %v, want an hour from the first request", start, end)

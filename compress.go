@@ -71,7 +71,9 @@ func compress(typ configcompression.Type, level configcompression.Level, body []
 	if err := w.Close(); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	// The payload keeps these bytes, possibly for long in a queue while the
+	// destination is held: keep exactly them, not the buffer's spare room.
+	return bytes.Clone(buf.Bytes()), nil
 }
 
 func levelOr(l configcompression.Level, def int) int {

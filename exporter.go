@@ -90,7 +90,7 @@ func newExporter(cfg *Config, set exporter.Settings, sig signal, clock retry.Clo
 // start builds the HTTP client. It runs before the queue starts its
 // consumers, so the client exists before a persistent queue redelivers.
 func (e *baseExporter) start(ctx context.Context, host component.Host) error {
-	client, closer, err := newClient(ctx, e.cfg.ClientConfig, host, e.set.TelemetrySettings, e.scrub)
+	client, closer, err := newClient(ctx, e.cfg.ClientConfig, host, e.set.TelemetrySettings, e.scrub, e.consumers())
 	if err != nil {
 		return err
 	}
@@ -169,4 +169,13 @@ func errOrUnknown(err error) error {
 		return errors.New("no further detail")
 	}
 	return err
+}
+
+// consumers is how many payloads can be in flight at once: the queue's
+// consumers, or 1 without a queue.
+func (e *baseExporter) consumers() int {
+	if e.cfg.QueueConfig.HasValue() {
+		return max(e.cfg.QueueConfig.Get().NumConsumers, 1)
+	}
+	return 1
 }

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configauth"
+	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/config/configmiddleware"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/exporter/exportertest"
@@ -304,4 +305,42 @@ func TestExporterOwnsContentEncodingWhenUncompressed(t *testing.T) {
 	assert.Empty(t, got[0].Header.Values("Content-Encoding"), "an uncompressed payload goes out without Content-Encoding")
 	req := ptraceotlp.NewExportRequest()
 	require.NoError(t, req.UnmarshalProto(got[0].Body))
+}
+
+// TestIdleConnectionsPerHostFollowTheConsumers: with the queue's 10
+// consumers sending at once, connections are kept for reuse, not closed
+// after each request (Go's default keeps 2 idle per host), unless the
+// config sets max_idle_conns_per_host.
+func TestIdleConnectionsPerHostFollowTheConsumers(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		queue     bool
+		configure int
+		want      int
+	}{
+		{name: "queue of 10 consumers", queue: true, want: 10},
+		{name: "no queue", want: 1},
+		{name: "configured", queue: true, configure: 3, want: 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newBackend(t)
+			cfg := testConfig(srv.URL)
+			if tc.queue {
+				withMemoryQueue(cfg, 10)
+			}
+			if tc.configure > 0 {
+				ka := confighttp.NewDefaultKeepaliveClientConfig()
+				ka.MaxIdleConnsPerHost = tc.configure
+				cfg.ClientConfig.Keepalive = configoptional.Some(ka)
+			}
+			require.NoError(t, cfg.Validate())
+			e, err := newExporter(cfg, exportertest.NewNopSettings(metadata.Type), tracesSignal, retrytest.NewAutoClock(start))
+			require.NoError(t, err)
+			require.NoError(t, e.start(context.Background(), componenttest.NewNopHost()))
+			defer func() { _ = e.shutdown(context.Background()) }()
+			tr, ok := e.idleCloser.base.(*http.Transport)
+			require.True(t, ok, "the innermost round tripper is the transport")
+			assert.Equal(t, tc.want, tr.MaxIdleConnsPerHost)
+		})
+	}
 }

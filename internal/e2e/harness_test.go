@@ -198,7 +198,7 @@ func (h *harness) health(ctx context.Context) (int, string) {
 	var code int
 	var body string
 	for range 50 {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.healthURL(), nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.healthURL(), http.NoBody)
 		if err != nil {
 			return 0, err.Error()
 		}

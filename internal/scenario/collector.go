@@ -144,9 +144,9 @@ func (s Setup) Launch(ctx context.Context, bin, dir string, exp Exporter, cc dem
 	r := &Running{Collector: c, Config: cc, ConfigPath: path}
 	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	if err := c.WaitHealthy(wctx, cc.HealthURL()); err != nil {
+	if werr := c.WaitHealthy(wctx, cc.HealthURL()); werr != nil {
 		_, _ = c.Stop(10 * time.Second)
-		return nil, err
+		return nil, werr
 	}
 	if r.Pid, err = FindPid(bin, "file:"+path); err != nil {
 		_, _ = c.Stop(10 * time.Second)

@@ -13,8 +13,12 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 func at(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 
-// batchRecord is a request carrying every span of batch b (spans of them).
-func batchRecord(status int, arrival float64, key string, b, spans int) demobackend.Record {
+// batchSpans is how many spans each test batch carries.
+const batchSpans = 2
+
+// batchRecord is a request carrying every span of batch b.
+func batchRecord(status int, arrival float64, key string, b int) demobackend.Record {
+	spans := batchSpans
 	r := demobackend.Record{Status: status, Arrival: at(arrival), Key: key, Items: spans}
 	for i := range spans {
 		r.ItemIDs = append(r.ItemIDs, ItemID(0, b, i))
@@ -25,11 +29,11 @@ func batchRecord(status int, arrival float64, key string, b, spans int) demoback
 func TestCheckDeliveryLostDuplicatesAndCompletion(t *testing.T) {
 	loads := []LoadSpec{{Instance: 0, Spans: 2, Batches: []int{0, 1, 2}}}
 	records := []demobackend.Record{
-		batchRecord(http.StatusTooManyRequests, 1, "k0", 0, 2), // refused: counts for nothing
-		batchRecord(http.StatusOK, 2, "k0", 0, 2),
-		batchRecord(http.StatusOK, 3, "k0", 0, 2), // same key again: a duplicate the key covers
-		batchRecord(http.StatusOK, 4, "k1", 1, 2),
-		batchRecord(http.StatusOK, 5, "", 1, 2), // batch 1 again without a key: not covered
+		batchRecord(http.StatusTooManyRequests, 1, "k0", 0), // refused: counts for nothing
+		batchRecord(http.StatusOK, 2, "k0", 0),
+		batchRecord(http.StatusOK, 3, "k0", 0), // same key again: a duplicate the key covers
+		batchRecord(http.StatusOK, 4, "k1", 1),
+		batchRecord(http.StatusOK, 5, "", 1), // batch 1 again without a key: not covered
 	}
 	d := CheckDelivery(records, loads)
 	want := Delivery{Expected: 6, Delivered: 4, Lost: 2, Duplicates: 4, UncoveredDuplicates: 2, ItemsAccepted: 8}
@@ -40,8 +44,8 @@ func TestCheckDeliveryLostDuplicatesAndCompletion(t *testing.T) {
 	// Batch 2 arrives under two keys: one uncovered duplicate per span;
 	// delivery is complete at its first acceptance.
 	records = append(records,
-		batchRecord(http.StatusOK, 6, "k2", 2, 2),
-		batchRecord(http.StatusOK, 7, "k3", 2, 2))
+		batchRecord(http.StatusOK, 6, "k2", 2),
+		batchRecord(http.StatusOK, 7, "k3", 2))
 	d = CheckDelivery(records, loads)
 	want = Delivery{Expected: 6, Delivered: 6, Duplicates: 6, UncoveredDuplicates: 4, ItemsAccepted: 12, Complete: at(6)}
 	if d != want {

@@ -232,15 +232,15 @@ func TraceID(instance uint32, b int) pcommon.TraceID {
 	var id pcommon.TraceID
 	copy(id[:4], "scen")
 	binary.BigEndian.PutUint32(id[4:8], instance)
-	binary.BigEndian.PutUint64(id[8:], uint64(b)+1)
+	binary.BigEndian.PutUint64(id[8:], uint64(b)+1) //nolint:gosec // G115: b is a batch index, never negative
 	return id
 }
 
 // SpanID is span i of batch b.
 func SpanID(b, i int) pcommon.SpanID {
 	var id pcommon.SpanID
-	binary.BigEndian.PutUint32(id[:4], uint32(b)+1)
-	binary.BigEndian.PutUint32(id[4:], uint32(i)+1)
+	binary.BigEndian.PutUint32(id[:4], uint32(b)+1) //nolint:gosec // G115: batch and span indexes are small and never negative
+	binary.BigEndian.PutUint32(id[4:], uint32(i)+1) //nolint:gosec // G115: as above
 	return id
 }
 

@@ -4,7 +4,7 @@
 #   make bench-scenarios  both collectors through every scenario, 3 runs (about 15 min; docs/benchmarks.md)
 #   make bench-smoke      both collectors through one short healthy scenario (under a minute warm)
 #   make demo             build the collector, then run the throttling demo
-#   make test             tidy check, gofmt check, go vet, golangci-lint, unit tests (race), e2e tests
+#   make test             tidy check, gofmt check, go vet, golangci-lint, unit tests (race), e2e tests, benchmark smoke
 #   make lint             golangci-lint (installed at the pinned version when missing)
 
 GO              ?= go
@@ -66,7 +66,7 @@ bench-smoke: build-collector build-core-collector
 demo: build-collector
 	$(GO) run ./cmd/demo -collector $(OTELCOL_BIN)
 
-test: tidy-check fmt-check vet lint unit-test e2e-test
+test: tidy-check fmt-check vet lint unit-test e2e-test bench-smoke
 
 # go.mod and go.sum must be what `go mod tidy` makes of them. -diff changes
 # nothing: it prints what tidy would change and fails if that is anything.

@@ -84,12 +84,18 @@ func (c CollectorConfig) Render(tmpl string) (string, error) {
 	if c.LogLevel == "" {
 		c.LogLevel = "info"
 	}
+	return RenderTemplate(tmpl, c)
+}
+
+// RenderTemplate renders a collector configuration template with data;
+// a key the data lacks is an error.
+func RenderTemplate(tmpl string, data any) (string, error) {
 	t, err := template.New("collector.yaml").Option("missingkey=error").Parse(tmpl)
 	if err != nil {
 		return "", fmt.Errorf("parsing the collector config template: %w", err)
 	}
 	var b strings.Builder
-	if err := t.Execute(&b, c); err != nil {
+	if err := t.Execute(&b, data); err != nil {
 		return "", fmt.Errorf("rendering the collector config template: %w", err)
 	}
 	return b.String(), nil

@@ -3,13 +3,10 @@ package scenario
 import (
 	"context"
 	_ "embed"
-	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"text/template"
 	"time"
 
 	"github.com/otlphttpretry/otlphttpretry/internal/demorun"
@@ -110,15 +107,7 @@ func (s Setup) Render(dir string, exp Exporter, cc demorun.CollectorConfig, head
 }
 
 func renderConfig(c collectorConfig) (string, error) {
-	t, err := template.New("collector.yaml").Option("missingkey=error").Parse(configTemplate)
-	if err != nil {
-		return "", fmt.Errorf("parsing the collector config template: %w", err)
-	}
-	var b strings.Builder
-	if err := t.Execute(&b, c); err != nil {
-		return "", fmt.Errorf("rendering the collector config template: %w", err)
-	}
-	return b.String(), nil
+	return demorun.RenderTemplate(configTemplate, c)
 }
 
 // Running is a collector started for one run.

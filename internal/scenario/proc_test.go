@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"strconv"
 	"testing"
+	"time"
 )
 
 func TestParseStatCPU(t *testing.T) {
@@ -51,7 +52,16 @@ func TestFindPidByArgument(t *testing.T) {
 		t.Skip("no sleep command:", err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	pid, err := FindPid("/usr/bin/sleep", arg)
+	// Until the child has exec'd, /proc shows the parent's command line:
+	// look again until it shows sleep's (a guard, not a timing assertion).
+	var pid int
+	var err error
+	for range 500 {
+		if pid, err = FindPid("/usr/bin/sleep", arg); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if err != nil || pid != cmd.Process.Pid {
 		t.Fatalf("FindPid = %d, %v; want %d", pid, err, cmd.Process.Pid)
 	}

@@ -97,7 +97,7 @@ type RetryAfterConfig struct {
 	// Max caps any single wait the server asks for.
 	Max time.Duration `mapstructure:"max"`
 	// MaxElapsed is the time budget of the rate-limit path per payload,
-	// counted from the payload's first throttled response or closed gate.
+	// counted from the payload's first throttled response or gate holding for throttling.
 	// A throttled response after it drops the payload. It must allow at
 	// least three capped waits. A payload that only waits at the gate
 	// (others are being throttled) is dropped once MaxElapsed + Max +

@@ -104,7 +104,7 @@ func TestLoopGateConcurrentPayloads(t *testing.T) {
 				assert.Equal(t, tt.hold, reason)
 				assert.Equal(t, tt.windows[0], remaining)
 
-				// The others find the gate closed and wait too, unsent.
+				// The others find the gate holding and wait too, unsent.
 				for p := 1; p < n; p++ {
 					go run(p)
 				}

@@ -685,7 +685,7 @@ func TestLoopInterruptedDuringWait(t *testing.T) {
 }
 
 // TestLoopStopDuringThrottleThenDrain: after Stop, nothing is sent to a
-// destination whose gate is closed.
+// destination whose gate holds.
 func TestLoopStopDuringThrottleThenDrain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(retrytest.NewClock(t0), defaultPolicy(), 0)
@@ -702,7 +702,7 @@ func TestLoopStopDuringThrottleThenDrain(t *testing.T) {
 		out := h.loop.Run(context.Background(), s.send)
 		assert.Equal(t, retry.Interrupted, out.Kind)
 		assert.Zero(t, out.Attempts)
-		assert.Equal(t, 1, s.calls(), "no request while the gate is closed")
+		assert.Equal(t, 1, s.calls(), "no request while the gate holds")
 		assert.Equal(t, t0, h.clock.Now())
 	})
 }
@@ -809,7 +809,7 @@ func TestLoopStopWhileAttemptInFlight(t *testing.T) {
 	}
 }
 
-// TestLoopBudgetCountsFromAClosedGate: a payload that finds the gate closed
+// TestLoopBudgetCountsFromAClosedGate: a payload that finds the gate holding
 // by another sender spends its throttle budget waiting there, unsent; the
 // gate lets it wait one capped wait (and its jitter) past max_elapsed, so a
 // payload waiting out its own last wait still gets its try.

@@ -204,15 +204,6 @@ func (g *Gate) State() (HoldReason, time.Duration) {
 	return g.reason, max(g.until.Sub(g.clock.Now()), 0)
 }
 
-// Hold makes the gate hold for reason until until, as a report from an
-// attempt that passed an open gate would. Tests use it to set the scene.
-func (g *Gate) Hold(reason HoldReason, until time.Time) Transition {
-	g.mu.Lock()
-	successes := g.successes
-	g.mu.Unlock()
-	return g.Report(Pass{Successes: successes}, false, reason, until)
-}
-
 func (g *Gate) successCount() uint64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()

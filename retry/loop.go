@@ -182,7 +182,8 @@ func (l *Loop) attempt(ctx context.Context, s State, pass Pass, items int, send 
 	now := l.clock.Now()
 	e := Event{Kind: EventAttempt, MaxAttempts: l.policy.Backoff.MaxAttempts, Response: resp, Duration: now.Sub(started), Probe: pass.Probe}
 	a := Attempt{Response: resp, Now: now, SuccessesAtStart: pass.Successes, Held: pass.Held, HoldFailures: pass.HoldFailures, Random: l.random()}
-	if resp.Status != 0 {
+	if resp.Status != 0 && (resp.Status < 200 || resp.Status > 299) {
+		// Read only where a decision may use it: never on the success path.
 		a.RetryAfter = ParseRetryAfter(resp.Header, now, l.policy.RetryAfter.Max)
 		e.ParseDuration = l.clock.Now().Sub(now)
 	}

@@ -1,33 +1,27 @@
 package retry
 
-import "math"
-
-// DefaultCostAlpha is the weight CostEstimator gives one request's
-// observation when its Alpha is not set.
-const DefaultCostAlpha = 0.2
+// costWindow is how many observations CostEstimator remembers.
+const costWindow = 16
 
 // CostEstimator learns how much of a quota one request consumes, from how
 // the remaining count (RateLimit's r, X-RateLimit-Remaining) falls: the unit
-// of the quota is not given (spans, bytes or requests). It is an
-// exponentially weighted moving average of the fall per request.
+// of the quota is not given (spans, bytes or requests).
+//
+// A quota that refills while requests are sent (a token bucket) makes the
+// count fall by less than the requests cost, and by nothing at all when the
+// requests come exactly at the refill rate. So the estimate is the largest
+// fall per request among the last 16 observations, not an average: it errs
+// towards a higher cost, the side kind to the backend, and it still follows
+// payloads that shrink, 16 observations later.
 //
 // Observations where the count does not fall are ignored: a rise is a reset
 // (or a refill) and says nothing of the cost, and a count that stays put
-// cannot be told from one the server has not updated yet, so ignoring it
-// errs towards a higher cost, the side kind to the backend. The caller
-// should not observe across a reset it knows of (the fall would be
-// understated). Negative counts and non-positive request numbers are
-// ignored. The zero value is ready to use; it is not safe for concurrent
-// use.
+// cannot be told from one the server has not updated yet. Negative counts
+// and non-positive request numbers are ignored. The zero value is ready to
+// use; it is not safe for concurrent use.
 type CostEstimator struct {
-	// Alpha is the weight of one request in (0, 1]; an observation
-	// spanning n requests weighs like n observations of one request each,
-	// 1-(1-Alpha)^n. Outside (0, 1] (zero included) DefaultCostAlpha is
-	// used.
-	Alpha float64
-
-	estimate float64
-	ok       bool
+	falls [costWindow]float64 // per request, newest at falls[(n-1)%costWindow]
+	n     int
 }
 
 // Observe records that the remaining count went from remainingBefore to
@@ -36,21 +30,19 @@ func (e *CostEstimator) Observe(remainingBefore, remainingAfter int64, requests 
 	if requests <= 0 || remainingBefore < 0 || remainingAfter < 0 || remainingAfter >= remainingBefore {
 		return
 	}
-	perRequest := float64(remainingBefore-remainingAfter) / float64(requests)
-	if !e.ok {
-		e.estimate, e.ok = perRequest, true
-		return
-	}
-	alpha := e.Alpha
-	if !(alpha > 0 && alpha <= 1) {
-		alpha = DefaultCostAlpha
-	}
-	weight := 1 - math.Pow(1-alpha, float64(requests))
-	e.estimate = (1-weight)*e.estimate + weight*perRequest
+	e.falls[e.n%costWindow] = float64(remainingBefore-remainingAfter) / float64(requests)
+	e.n++
 }
 
 // PerRequest is the estimated cost of one request, once something was
 // observed.
 func (e *CostEstimator) PerRequest() (float64, bool) {
-	return e.estimate, e.ok
+	if e.n == 0 {
+		return 0, false
+	}
+	largest := 0.0
+	for _, f := range e.falls[:min(e.n, costWindow)] {
+		largest = max(largest, f)
+	}
+	return largest, true
 }

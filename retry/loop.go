@@ -136,9 +136,9 @@ func (l *Loop) afterStop(ctx context.Context, attempts int, last Response) Outco
 	return l.interrupted(ctx, attempts, last, fmt.Errorf("exporter shutting down: %w", last.Err))
 }
 
-// errRepass: the gate began to hold while the payload waited for its paced
-// slot; it goes back to the gate.
-var errRepass = errors.New("the gate holds again: pass it again")
+// errRepass: the gate began to hold, or a refusal voided the slot, while
+// the payload waited for its paced slot; it goes back to the gate.
+var errRepass = errors.New("the gate holds again or the pace changed: pass it again")
 
 // acquire waits at the gate within the payload's deadline for the hold,
 // then for the slot the pacer gives it.
@@ -154,23 +154,44 @@ func (l *Loop) acquire(ctx context.Context, s *State, items int) (Pass, error) {
 	if err != nil || l.pacer == nil {
 		return pass, err
 	}
-	now := l.clock.Now()
-	slot, source := l.pacer.Reserve(now, items)
-	if !slot.After(now) {
-		return pass, nil
+	if err := l.paceWait(ctx, pass, l.pacer.Reserve(l.clock.Now(), items)); err != nil {
+		return Pass{}, err
 	}
-	l.observe(ctx, Event{Kind: EventPaced, Paced: source, Decision: Decision{Delay: slot.Sub(now), Until: slot}})
+	for {
+		now := l.clock.Now()
+		slot := l.pacer.Depart(now)
+		if !slot.At.After(now) {
+			return pass, nil
+		}
+		if err := l.paceWait(ctx, pass, slot); err != nil {
+			return Pass{}, err
+		}
+	}
+}
+
+// paceWait waits for slot. A payload that is not the gate's probe goes
+// back to the gate (errRepass) when, meanwhile, the gate began to hold or a
+// refusal voided the slot.
+func (l *Loop) paceWait(ctx context.Context, pass Pass, slot Slot) error {
+	now := l.clock.Now()
+	if !slot.At.After(now) {
+		return nil
+	}
+	l.observe(ctx, Event{Kind: EventPaced, Paced: slot.Source, Decision: Decision{Delay: slot.At.Sub(now), Until: slot.At}})
 	l.waiting.Add(1)
-	err = Sleep(ctx, l.clock, slot.Sub(now))
+	err := Sleep(ctx, l.clock, slot.At.Sub(now))
 	l.waiting.Add(-1)
 	if err != nil {
 		l.gate.Report(pass, false, HoldNone, time.Time{})
-		return Pass{}, err
+		return err
 	}
-	if reason, _ := l.gate.State(); reason != HoldNone && !pass.Probe {
-		return Pass{}, errRepass
+	if pass.Probe {
+		return nil
 	}
-	return pass, nil
+	if reason, _ := l.gate.State(); reason != HoldNone || !l.pacer.Current(slot) {
+		return errRepass
+	}
+	return nil
 }
 
 // attempt sends once, decides, tells the gate and reports. After Stop, or
@@ -189,7 +210,7 @@ func (l *Loop) attempt(ctx context.Context, s State, pass Pass, items int, send 
 	}
 	a.Successes = l.gate.successCount()
 	s, d := l.policy.Decide(s, a)
-	if l.pacer != nil && resp.Status != 0 {
+	if l.pacer != nil {
 		var rl RateLimit
 		if l.policy.Pacing.RateLimitHeaders && hasRateLimitHeader(resp.Header) {
 			rl = ParseRateLimit(resp.Header, now)
@@ -198,6 +219,8 @@ func (l *Loop) attempt(ctx context.Context, s State, pass Pass, items int, send 
 			}
 		}
 		switch {
+		case resp.Status == 0:
+			l.pacer.Unanswered()
 		case d.Action == ActionSuccess:
 			l.pacer.Accepted(now, items, rl)
 		case d.Throttled:

@@ -8,11 +8,21 @@ import (
 
 // Pacing constants: how the learned rate moves.
 const (
-	// paceDecrease scales the accepted rate at a refusal.
+	// paceDecrease is where the rate starts again after a refusal, as a
+	// share of the ceiling (what was accepted just before it).
 	paceDecrease = 0.9
-	// paceIncrease is the additive increase per second without a refusal,
-	// as a share of the rate set at the last refusal.
-	paceIncrease = 0.02
+	// paceApproach is how long the rate takes to climb back to the ceiling.
+	paceApproach = 2 * time.Second
+	// paceProbe is how fast the rate grows past the ceiling: by paceProbe
+	// times the square of the seconds since it got there (1 % after a
+	// second, 9 % after 3, twice the ceiling after 10).
+	paceProbe = 0.01
+	// quotaSlack is how much more of the quota than a request's cost a
+	// request waits for when the quota comes back as it goes.
+	quotaSlack = 0.05
+	// resetAnswerWait is how often requests waiting for the answer to the
+	// first request after a quota's reset look again.
+	resetAnswerWait = 20 * time.Millisecond
 	// acceptWindow is how far back the accepted rate is measured.
 	acceptWindow = 2 * time.Second
 )
@@ -20,10 +30,16 @@ const (
 // Pacer spaces the requests to one destination once it has throttled. It
 // learns a rate, in items per second, from what the backend accepts and
 // refuses, one attempt at a time (never per retry sequence, so retries do
-// not distort it): at a refusal the rate becomes a little less than what
-// was accepted over the last two seconds (multiplicative decrease); every
-// second without a refusal it grows by a small fixed step (additive
-// increase); after QuietPeriod without a refusal it is unlimited again.
+// not distort it). At a refusal, the rate accepted over the last two
+// seconds (never more than the pace of the moment) becomes the ceiling,
+// and the pace starts again at 90 % of it. The pace climbs back to the
+// ceiling in two seconds, then grows past it slowly at first and faster
+// the longer no refusal comes (as TCP CUBIC does with its window): a
+// ceiling learned too low is left behind in seconds, and one learned right
+// is crossed gently. A refusal also voids the slots booked before it: the
+// payloads that held them pass the gate again. After QuietPeriod without a
+// refusal the pace is unlimited again.
+//
 // It also reads RateLimit headers: when the remaining quota will not cover
 // the next request, the next request waits for the reset.
 //
@@ -34,21 +50,26 @@ type Pacer struct {
 	// maxWait bounds any pacing wait (retry_after::max).
 	maxWait time.Duration
 
-	mu           sync.Mutex
-	rate         float64   // items per second; 0 = unlimited
-	step         float64   // additive increase per second
-	next         time.Time // when the next request may leave at rate
-	lastRefusal  time.Time
-	lastIncrease time.Time
-	accepted     []acceptance // within acceptWindow
+	mu          sync.Mutex
+	ceiling     float64   // items per second accepted before the last refusal; 0 = unlimited
+	next        time.Time // when the next request may leave at the pace
+	lastRefusal time.Time
+	epoch       uint64       // refusals that set the ceiling
+	accepted    []acceptance // within acceptWindow
+	since       time.Time    // the first acceptance since the pace was last unlimited
+	acceptedRun int          // items accepted since the last refusal that set the ceiling
 
 	// From RateLimit headers.
-	quota     RateLimit
-	remaining float64   // local estimate, in the quota's unit
-	resetAt   time.Time // when the quota is whole again
-	cost      CostEstimator
-	lastQuota float64 // remaining in the previous answer, -1 if none
-	sent      int     // requests reserved since the previous answer
+	quota       RateLimit
+	remaining   float64 // local estimate at remainingAt, in the quota's unit
+	remainingAt time.Time
+	resetAt     time.Time // when the quota is whole again
+	cost        CostEstimator
+	lastQuota   float64   // remaining in the previous answer, -1 if none
+	lastAnswer  time.Time // when the previous answer came
+	refill      float64   // units per second the quota comes back at, once seen to (0: at its reset)
+	outstanding int       // requests that left and have no answer yet
+	afterReset  bool      // the first request after a reset is out: the others wait for its answer
 }
 
 type acceptance struct {
@@ -76,39 +97,129 @@ var paceNames = [...]string{"", "rate", "ratelimit"}
 
 func (s PaceSource) String() string { return paceNames[s] }
 
-// Reserve books the next slot for a request of items items and returns
-// when it may leave (never later than now + maxWait) and why it waits.
-func (p *Pacer) Reserve(now time.Time, items int) (time.Time, PaceSource) {
+// Slot is a time booked by Reserve.
+type Slot struct {
+	// At is when the request may leave.
+	At time.Time
+	// Source says why At is later than the time of the booking.
+	Source PaceSource
+	epoch  uint64
+}
+
+// Reserve books the next slot at the learned pace for a request of items
+// items: when it may leave (never later than now + maxWait).
+func (p *Pacer) Reserve(now time.Time, items int) Slot {
 	if p == nil || !p.cfg.Enabled {
-		return now, PaceNone
+		return Slot{At: now}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.decayLocked(now)
-	at, source := now, PaceNone
-	if p.rate > 0 {
-		if p.next.After(at) {
-			at, source = p.next, PaceRate
+	slot := Slot{At: now, epoch: p.epoch}
+	if p.ceiling > 0 {
+		if p.next.After(slot.At) {
+			slot.At, slot.Source = p.next, PaceRate
 		}
-		p.next = at.Add(time.Duration(float64(items) / p.rate * float64(time.Second)))
+		p.next = slot.At.Add(time.Duration(float64(items) / p.rateLocked(slot.At) * float64(time.Second)))
 	}
-	if p.cfg.RateLimitHeaders && p.quota.Present {
-		p.sent++
-		cost := 1.0 // until learned: the quota's unit may be requests
-		if c, ok := p.cost.PerRequest(); ok {
-			cost = c
-		}
-		if p.remaining < cost && p.resetAt.After(at) {
-			at, source = p.resetAt, PaceQuota
-			// After the reset the quota is whole again, as far as we know.
-			p.remaining = p.quotaSizeLocked()
-		}
+	if limit := now.Add(p.maxWait); slot.At.After(limit) {
+		slot.At = limit
+	}
+	return slot
+}
+
+// Depart is asked when a request is about to leave, after its slot. When
+// the RateLimit headers seen say the remaining quota will not cover it, it
+// returns when the quota will (never later than the quota's reset, nor
+// than now + maxWait): the request waits until then and asks again, since
+// answers that come in meanwhile may change that. Otherwise it returns now
+// and counts the request as gone, so that requests leaving together do not
+// all count on the same remainder.
+func (p *Pacer) Depart(now time.Time) Slot {
+	if p == nil || !p.cfg.Enabled || !p.cfg.RateLimitHeaders {
+		return Slot{At: now}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	slot := Slot{At: now, epoch: p.epoch}
+	if !p.quota.Present || p.lastQuota < 0 {
+		return slot
+	}
+	cost := 1.0 // until learned: the quota's unit may be requests
+	if c, ok := p.cost.PerRequest(); ok {
+		cost = c
+	}
+	if p.refill == 0 && !p.resetAt.IsZero() && !p.resetAt.After(now) {
+		// A window was reset: whole again, as far as we know. One request
+		// goes first; its answer tells what is left and what a request
+		// costs before the others follow.
+		p.remaining, p.remainingAt, p.resetAt = p.quotaSizeLocked(), now, time.Time{}
 		p.remaining -= cost
+		p.outstanding++
+		p.afterReset = true
+		return slot
 	}
-	if limit := now.Add(p.maxWait); at.After(limit) {
-		at = limit
+	if p.afterReset && p.outstanding > 0 {
+		slot.At, slot.Source = now.Add(resetAnswerWait), PaceQuota
+		return slot
 	}
-	return at, source
+	avail := p.availableLocked(now)
+	if avail >= cost || !p.resetAt.After(now) {
+		p.remaining, p.remainingAt = avail-cost, now
+		p.outstanding++
+		return slot
+	}
+	slot.At, slot.Source = p.resetAt, PaceQuota
+	if p.refill > 0 {
+		// It comes back as it goes: until enough has, and a little more
+		// for the clocks' and the network's slack.
+		wait := time.Duration((cost*(1+quotaSlack) - avail) / p.refill * float64(time.Second))
+		slot.At = minTime(now.Add(wait), p.resetAt)
+	}
+	if limit := now.Add(p.maxWait); slot.At.After(limit) {
+		slot.At = limit
+	}
+	return slot
+}
+
+// availableLocked is the quota left at t, as far as the answers and the
+// requests that left since tell.
+func (p *Pacer) availableLocked(t time.Time) float64 {
+	avail := p.remaining
+	if d := t.Sub(p.remainingAt); d > 0 && p.refill > 0 {
+		avail = min(p.quotaSizeLocked(), avail+p.refill*d.Seconds())
+	}
+	return avail
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// Unanswered records that a request Depart let go got no answer (its
+// connection failed).
+func (p *Pacer) Unanswered() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.outstanding = max(0, p.outstanding-1)
+	p.afterReset = false
+}
+
+// Current reports whether no refusal has changed the pace since slot was
+// booked. A payload whose slot is no longer current passes the gate again.
+func (p *Pacer) Current(slot Slot) bool {
+	if p == nil {
+		return true
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slot.epoch == p.epoch
 }
 
 // Accepted records a request of items items that the backend accepted,
@@ -120,13 +231,13 @@ func (p *Pacer) Accepted(now time.Time, items int, rl RateLimit) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.observeLocked(now, rl)
-	p.accepted = append(p.accepted, acceptance{at: now, items: items})
-	p.trimLocked(now)
 	p.decayLocked(now)
-	if p.rate > 0 && now.Sub(p.lastIncrease) >= time.Second {
-		p.rate += p.step * math.Floor(now.Sub(p.lastIncrease).Seconds())
-		p.lastIncrease = now
+	if p.since.IsZero() {
+		p.since = now
 	}
+	p.accepted = append(p.accepted, acceptance{at: now, items: items})
+	p.acceptedRun += items
+	p.trimLocked(now)
 }
 
 // Refused records a request of items items that the backend refused with a
@@ -138,31 +249,41 @@ func (p *Pacer) Refused(now time.Time, items int, rl RateLimit) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.observeLocked(now, rl)
+	p.decayLocked(now)
 	p.trimLocked(now)
 	// Requests in flight together are refused together: one decrease per
 	// window, not per refusal.
-	if !p.lastRefusal.IsZero() && now.Sub(p.lastRefusal) < acceptWindow && p.rate > 0 {
-		p.lastRefusal = now
+	if p.ceiling > 0 && now.Sub(p.lastRefusal) < acceptWindow {
 		return
 	}
 	accepted := 0
 	for _, a := range p.accepted {
 		accepted += a.items
 	}
-	if accepted == 0 && p.rate == 0 {
+	if accepted == 0 && p.ceiling == 0 {
 		// Nothing accepted to learn a rate from: the hold and its probe
 		// are all there is to go by until something is.
-		p.lastRefusal = now
+		p.lastRefusal, p.acceptedRun = now, 0
 		return
 	}
-	measured := float64(accepted) / acceptWindow.Seconds()
-	rate := math.Max(measured*paceDecrease, float64(items)) // at least one request a second
-	if p.rate > 0 {
-		rate = math.Min(rate, p.rate*paceDecrease)
+	var ceiling float64
+	if p.ceiling > 0 {
+		// A token bucket is empty at both refusals: what it accepted in
+		// between, over the time between, is its rate (a little less when
+		// it filled up during the hold). Never more than the pace of the
+		// moment, which was too much.
+		ceiling = min(float64(p.acceptedRun)/now.Sub(p.lastRefusal).Seconds(), p.rateLocked(now))
+	} else {
+		// The first refusal: what was accepted over the last two seconds,
+		// or since the first acceptance if that is more recent (over at
+		// least a second, so that a burst the backend had banked does not
+		// pass for its rate).
+		span := min(acceptWindow, max(time.Second, now.Sub(p.since)))
+		ceiling = float64(accepted) / span.Seconds()
 	}
-	p.rate = math.Max(rate, float64(items))
-	p.step = p.rate * paceIncrease
-	p.lastRefusal, p.lastIncrease = now, now
+	p.ceiling = max(ceiling, float64(items)) // at least one request a second
+	p.lastRefusal, p.next, p.acceptedRun = now, now, 0
+	p.epoch++
 }
 
 // Observed records the headers of an answer that was neither accepted nor
@@ -183,8 +304,23 @@ func (p *Pacer) Rate() float64 {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.decayLocked(p.clock.Now())
-	return p.rate
+	now := p.clock.Now()
+	p.decayLocked(now)
+	if p.ceiling == 0 {
+		return 0
+	}
+	return p.rateLocked(now)
+}
+
+// rateLocked is the pace at now: from 90 % of the ceiling at the last
+// refusal, up to the ceiling in paceApproach, then past it.
+func (p *Pacer) rateLocked(now time.Time) float64 {
+	s := now.Sub(p.lastRefusal)
+	if s < paceApproach {
+		return p.ceiling * (paceDecrease + (1-paceDecrease)*s.Seconds()/paceApproach.Seconds())
+	}
+	x := (s - paceApproach).Seconds()
+	return p.ceiling * (1 + paceProbe*x*x)
 }
 
 // Quota returns the last RateLimit answer seen (Present is false when
@@ -199,8 +335,8 @@ func (p *Pacer) Quota() RateLimit {
 }
 
 func (p *Pacer) decayLocked(now time.Time) {
-	if p.rate > 0 && now.Sub(p.lastRefusal) >= p.cfg.QuietPeriod {
-		p.rate, p.step, p.next = 0, 0, time.Time{}
+	if p.ceiling > 0 && now.Sub(p.lastRefusal) >= p.cfg.QuietPeriod {
+		p.ceiling, p.next, p.since, p.acceptedRun = 0, time.Time{}, time.Time{}, 0
 	}
 }
 
@@ -214,9 +350,16 @@ func (p *Pacer) trimLocked(now time.Time) {
 	p.accepted = keep
 }
 
-// observeLocked takes the quota an answer reports, and learns from how its
-// remaining count fell how much one request costs in the quota's unit.
+// observeLocked takes the quota an answer reports. It learns how much one
+// request costs in the quota's unit from how the remaining count fell since
+// the previous answer, and whether the quota comes back as it goes (a token
+// bucket: the count rose before the announced reset) or only at its reset
+// (a window). Of a bucket it credits the refill, at the policy's q/w, both
+// to what a request cost and to what is left as time passes.
 func (p *Pacer) observeLocked(now time.Time, rl RateLimit) {
+	alone := p.outstanding <= 1 // no other request was in flight with this one
+	p.outstanding = max(0, p.outstanding-1)
+	p.afterReset = false
 	if !p.cfg.RateLimitHeaders || !rl.Present {
 		return
 	}
@@ -225,11 +368,31 @@ func (p *Pacer) observeLocked(now time.Time, rl RateLimit) {
 		return
 	}
 	remaining := float64(pol.Remaining)
-	if p.lastQuota >= 0 && remaining < p.lastQuota {
-		p.cost.Observe(int64(p.lastQuota), pol.Remaining, max(p.sent, 1))
+	size := math.Inf(1)
+	if pol.HasQuota {
+		size = float64(pol.Quota)
 	}
-	p.lastQuota, p.sent = remaining, 0
-	p.quota, p.remaining = rl, remaining
+	if p.lastQuota >= 0 {
+		if remaining > p.lastQuota && now.Before(p.resetAt) && pol.HasQuota && pol.Window > 0 {
+			p.refill = size / pol.Window.Seconds()
+		}
+		credit := 0.0
+		if d := now.Sub(p.lastAnswer); d > 0 && p.refill > 0 {
+			credit = min(p.refill*d.Seconds(), math.Max(0, size-p.lastQuota))
+		}
+		// Between two answers to requests that were not in flight
+		// together, one request was counted. (Answers to requests in
+		// flight together may come in another order than the backend
+		// counted them.)
+		if alone {
+			p.cost.Observe(int64(p.lastQuota+credit), pol.Remaining, 1)
+		}
+	}
+	p.quota, p.lastQuota, p.lastAnswer = rl, remaining, now
+	// Requests that left after this one, or are booked to, are not
+	// counted in its answer.
+	cost, _ := p.cost.PerRequest()
+	p.remaining, p.remainingAt = remaining-cost*float64(p.outstanding), now
 	switch {
 	case pol.HasReset:
 		p.resetAt = now.Add(pol.Reset)

@@ -54,8 +54,14 @@ func simulate(t *testing.T, p *retry.Pacer, clock *retrytest.Clock, b *bucket, d
 		if offer.After(clock.Now()) {
 			clock.Advance(offer.Sub(clock.Now()))
 		}
-		slot, _ := p.Reserve(clock.Now(), size)
-		if slot.After(clock.Now()) {
+		if slot := p.Reserve(clock.Now(), size).At; slot.After(clock.Now()) {
+			clock.Advance(slot.Sub(clock.Now()))
+		}
+		for {
+			slot := p.Depart(clock.Now()).At
+			if !slot.After(clock.Now()) {
+				break
+			}
 			clock.Advance(slot.Sub(clock.Now()))
 		}
 		ok, wait := b.take(clock.Now(), size)
@@ -111,29 +117,93 @@ func TestPacerRecoversAfterTheQuietPeriod(t *testing.T) {
 	clock := retrytest.NewClock(t0)
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
 	assert.Zero(t, p.Rate(), "unlimited until throttled")
-	slot, source := p.Reserve(t0, 100)
-	assert.Equal(t, t0, slot)
-	assert.Equal(t, retry.PaceNone, source)
+	slot := p.Reserve(t0, 100)
+	assert.Equal(t, t0, slot.At)
+	assert.Equal(t, retry.PaceNone, slot.Source)
 
 	for i := range 10 {
 		p.Accepted(t0.Add(time.Duration(i)*100*time.Millisecond), 100, retry.RateLimit{})
 	}
-	p.Refused(t0.Add(time.Second), 100, retry.RateLimit{})
+	clock.Advance(time.Second)
+	p.Refused(clock.Now(), 100, retry.RateLimit{})
 	rate := p.Rate()
-	assert.InDelta(t, 0.9*1000/2, rate, 1, "90% of what was accepted over the last two seconds")
+	assert.InDelta(t, 0.9*1000, rate, 1e-6, "90% of what was accepted in the second before")
 
 	// Paced: two requests in a row leave items/rate apart.
-	now := t0.Add(time.Second)
-	first, _ := p.Reserve(now, 100)
-	second, source := p.Reserve(now, 100)
-	assert.Equal(t, retry.PaceRate, source)
-	assert.Equal(t, time.Duration(100/rate*float64(time.Second)), second.Sub(first))
+	now := clock.Now()
+	first := p.Reserve(now, 100)
+	second := p.Reserve(now, 100)
+	assert.Equal(t, retry.PaceRate, second.Source)
+	assert.Equal(t, time.Duration(100/rate*float64(time.Second)), second.At.Sub(first.At))
 
-	clock.Advance(time.Minute + time.Second)
+	clock.Advance(time.Minute)
 	assert.Zero(t, p.Rate(), "unlimited again a quiet period after the last refusal")
-	slot, source = p.Reserve(clock.Now(), 100)
-	assert.Equal(t, clock.Now(), slot)
-	assert.Equal(t, retry.PaceNone, source)
+	slot = p.Reserve(clock.Now(), 100)
+	assert.Equal(t, clock.Now(), slot.At)
+	assert.Equal(t, retry.PaceNone, slot.Source)
+}
+
+// TestPacerClimbsBackAndPastTheCeiling: after a refusal the pace is 90 % of
+// the rate accepted before it, back at that rate two seconds later, and
+// then grows past it ever faster, so that a ceiling learned too low costs
+// seconds, not minutes.
+func TestPacerClimbsBackAndPastTheCeiling(t *testing.T) {
+	clock := retrytest.NewClock(t0)
+	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
+	for i := range 20 {
+		p.Accepted(t0.Add(time.Duration(i)*100*time.Millisecond), 100, retry.RateLimit{})
+	}
+	clock.Advance(2 * time.Second)
+	p.Refused(clock.Now(), 100, retry.RateLimit{})
+	ceiling := 1900.0 / 2 // accepted over the last two seconds
+	for _, step := range []struct {
+		after time.Duration
+		share float64
+	}{
+		{0, 0.9},
+		{time.Second, 0.95},
+		{2 * time.Second, 1},
+		{3 * time.Second, 1.01},
+		{5 * time.Second, 1.09},
+		{12 * time.Second, 2},
+	} {
+		clock.Advance(t0.Add(2*time.Second + step.after).Sub(clock.Now()))
+		assert.InDelta(t, step.share*ceiling, p.Rate(), 1e-6, "%s after the refusal", step.after)
+	}
+}
+
+// TestPacerRefusalVoidsBookedSlots: slots booked before a refusal are no
+// longer current (their payloads pass the gate again), and the pace starts
+// afresh from the refusal instead of after them.
+func TestPacerRefusalVoidsBookedSlots(t *testing.T) {
+	clock := retrytest.NewClock(t0)
+	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
+	for i := range 10 {
+		p.Accepted(t0.Add(time.Duration(i)*100*time.Millisecond), 100, retry.RateLimit{})
+	}
+	clock.Advance(time.Second)
+	p.Refused(clock.Now(), 100, retry.RateLimit{})
+	var booked []retry.Slot
+	for range 10 {
+		booked = append(booked, p.Reserve(clock.Now(), 100))
+	}
+	assert.True(t, p.Current(booked[9]))
+	assert.Greater(t, booked[9].At.Sub(clock.Now()), 900*time.Millisecond, "ten slots booked ahead")
+
+	clock.Advance(3 * time.Second)
+	p.Refused(clock.Now(), 100, retry.RateLimit{})
+	for _, b := range booked {
+		assert.False(t, p.Current(b), "booked before the refusal")
+	}
+	next := p.Reserve(clock.Now(), 100)
+	assert.Equal(t, clock.Now(), next.At, "the pace starts again at the refusal")
+	assert.True(t, p.Current(next))
+
+	// Refusals of requests that were in flight with the first one change
+	// nothing more.
+	clock.Advance(100 * time.Millisecond)
+	p.Refused(clock.Now(), 100, retry.RateLimit{})
+	assert.True(t, p.Current(next))
 }
 
 func TestPacerNeverWaitsLongerThanTheCap(t *testing.T) {
@@ -143,7 +213,7 @@ func TestPacerNeverWaitsLongerThanTheCap(t *testing.T) {
 	p.Refused(t0, 1, retry.RateLimit{}) // rate: one item a second
 	var last time.Time
 	for range 100 {
-		last, _ = p.Reserve(t0, 1)
+		last = p.Reserve(t0, 1).At
 	}
 	assert.Equal(t, t0.Add(10*time.Second), last, "capped at retry_after::max")
 }
@@ -156,21 +226,21 @@ func TestPacerWaitsForTheQuotaReset(t *testing.T) {
 	h.Set("RateLimit", `"default";r=2;t=30`)
 	p.Accepted(t0, 1, retry.ParseRateLimit(h, t0))
 
-	first, _ := p.Reserve(t0, 1)
-	second, _ := p.Reserve(t0, 1)
-	assert.Equal(t, t0, first, "two left")
-	assert.Equal(t, t0, second)
-	third, source := p.Reserve(t0, 1)
-	assert.Equal(t, retry.PaceQuota, source)
-	assert.Equal(t, t0.Add(30*time.Second), third, "the quota is spent: wait for its reset")
+	assert.Equal(t, t0, p.Reserve(t0, 1).At, "not paced: the quota is checked at departure")
+	first := p.Depart(t0)
+	second := p.Depart(t0)
+	assert.Equal(t, t0, first.At, "two left")
+	assert.Equal(t, t0, second.At)
+	third := p.Depart(t0)
+	assert.Equal(t, retry.PaceQuota, third.Source)
+	assert.Equal(t, t0.Add(30*time.Second), third.At, "the quota is spent: wait for its reset")
 
 	off := retry.NewDefaultPacingConfig()
 	off.RateLimitHeaders = false
 	q := retry.NewPacer(clock, off, 5*time.Minute)
 	q.Accepted(t0, 1, retry.ParseRateLimit(h, t0))
 	for range 5 {
-		slot, _ := q.Reserve(t0, 1)
-		assert.Equal(t, t0, slot, "headers not read when ratelimit_headers is off")
+		assert.Equal(t, t0, q.Depart(t0).At, "headers not read when ratelimit_headers is off")
 	}
 }
 
@@ -201,4 +271,132 @@ func TestPacerConcurrentSenders(t *testing.T) {
 	rate := p.Rate()
 	require.False(t, math.IsNaN(rate) || math.IsInf(rate, 0))
 	assert.Positive(t, rate)
+}
+
+// TestPacerChecksTheQuotaAtDeparture: slots are booked ahead at the pace,
+// but the quota is read when a request leaves, so that an answer that came
+// in meanwhile saying the quota is spent holds the request until the reset.
+func TestPacerChecksTheQuotaAtDeparture(t *testing.T) {
+	clock := retrytest.NewClock(t0)
+	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
+	quota := func(r int) retry.RateLimit {
+		h := http.Header{}
+		h.Set("RateLimit-Policy", `"default";q=2000;w=1`)
+		h.Set("RateLimit", `"default";r=`+strconv.Itoa(r)+`;t=1`)
+		return retry.ParseRateLimit(h, clock.Now())
+	}
+	p.Accepted(clock.Now(), 500, quota(1500))
+	p.Accepted(clock.Now(), 500, quota(1000)) // 500 a request
+	for i := range 10 {
+		p.Accepted(clock.Now().Add(time.Duration(i)*100*time.Millisecond), 500, retry.RateLimit{})
+	}
+	clock.Advance(time.Second)
+	p.Refused(clock.Now(), 500, quota(0)) // paced from now on
+	clock.Advance(2 * time.Second)
+	p.Accepted(clock.Now(), 500, quota(1500))
+	first, second := p.Reserve(clock.Now(), 500), p.Reserve(clock.Now(), 500)
+	require.True(t, second.At.After(first.At), "booked at the pace")
+
+	assert.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "1 500 left: the first leaves")
+	p.Accepted(clock.Now(), 500, quota(200)) // others spent the quota meanwhile
+	clock.Advance(second.At.Sub(clock.Now()))
+	dep := p.Depart(clock.Now())
+	assert.Equal(t, retry.PaceQuota, dep.Source, "200 left will not cover a request of 500")
+	assert.True(t, dep.At.After(clock.Now()))
+}
+
+// rateLimit is an answer's RateLimit headers: q per w seconds, r left, t
+// seconds to the reset.
+func rateLimit(at time.Time, q, w, r, reset int) retry.RateLimit {
+	h := http.Header{}
+	h.Set("RateLimit-Policy", `"default";q=`+strconv.Itoa(q)+`;w=`+strconv.Itoa(w))
+	h.Set("RateLimit", `"default";r=`+strconv.Itoa(r)+`;t=`+strconv.Itoa(reset))
+	return retry.ParseRateLimit(h, at)
+}
+
+// TestPacerWaitsForARefillingQuotaOnlyAsLongAsItNeeds: a quota seen to come
+// back before its announced reset (a token bucket) is waited for until
+// enough of it has, at the policy's q/w, not until the reset; what each
+// request costs is read from how the count fell, the refill credited.
+func TestPacerWaitsForARefillingQuotaOnlyAsLongAsItNeeds(t *testing.T) {
+	clock := retrytest.NewClock(t0)
+	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
+	answer := func(r int) {
+		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
+		p.Accepted(clock.Now(), 500, rateLimit(clock.Now(), 2000, 1, r, 1))
+	}
+	p.Accepted(clock.Now(), 500, rateLimit(clock.Now(), 2000, 1, 1500, 1))
+	clock.Advance(100 * time.Millisecond)
+	answer(1200) // fell 300 in 100 ms: refilled? not known yet
+	clock.Advance(500 * time.Millisecond)
+	answer(1700) // rose before the reset: it refills, at 2 000 a second
+	clock.Advance(100 * time.Millisecond)
+	answer(1400) // 300 + 200 refilled: a request costs 500
+	clock.Advance(100 * time.Millisecond)
+	answer(1100)
+	for range 2 { // 600 left, then 100
+		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
+	}
+
+	slot := p.Depart(clock.Now())
+	assert.Equal(t, retry.PaceQuota, slot.Source)
+	// 100 left, 500 needed (and 5 % slack): 425 at 2 000 a second.
+	assert.Equal(t, 212500*time.Microsecond, slot.At.Sub(clock.Now()), "until enough came back, not the 1 s reset")
+	clock.Advance(slot.At.Sub(clock.Now()))
+	assert.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "then it goes")
+	next := p.Depart(clock.Now())
+	assert.Equal(t, retry.PaceQuota, next.Source, "the one that went is counted at once")
+}
+
+// TestPacerSendsOneRequestFirstAfterAReset: of requests waiting for a
+// window's reset, one goes first, and the others wait for its answer, which
+// tells what is left and what a request costs.
+func TestPacerSendsOneRequestFirstAfterAReset(t *testing.T) {
+	clock := retrytest.NewClock(t0)
+	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
+	p.Accepted(clock.Now(), 1, rateLimit(clock.Now(), 100, 60, 3, 60))
+	clock.Advance(time.Second)
+	require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
+	p.Accepted(clock.Now(), 1, rateLimit(clock.Now(), 100, 60, 2, 59)) // a request costs 1
+	for range 2 {
+		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
+	}
+	waiting := p.Depart(clock.Now())
+	require.Equal(t, retry.PaceQuota, waiting.Source)
+	require.Equal(t, t0.Add(60*time.Second), waiting.At, "spent: wait for the reset")
+
+	clock.Advance(waiting.At.Sub(clock.Now()))
+	assert.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "the first after the reset goes")
+	for range 3 {
+		second := p.Depart(clock.Now())
+		assert.Equal(t, retry.PaceQuota, second.Source, "the others wait for its answer")
+		assert.True(t, second.At.After(clock.Now()))
+	}
+	p.Accepted(clock.Now(), 1, rateLimit(clock.Now(), 100, 60, 99, 60))
+	assert.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "then they go")
+}
+
+// TestPacerCostNotReadFromRequestsInFlightTogether: answers to requests in
+// flight together may come in another order than the backend counted them;
+// the fall between them says nothing of one request's cost.
+func TestPacerCostNotReadFromRequestsInFlightTogether(t *testing.T) {
+	clock := retrytest.NewClock(t0)
+	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
+	p.Accepted(clock.Now(), 10, rateLimit(clock.Now(), 1000, 60, 1000, 60))
+	clock.Advance(time.Second)
+	require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
+	p.Accepted(clock.Now(), 10, rateLimit(clock.Now(), 1000, 60, 990, 59)) // 10 a request
+	for range 3 {
+		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
+	}
+	clock.Advance(time.Second)
+	// Counted 980, 970, 960; answered 960, 980, 970.
+	for _, r := range []int{960, 980, 970} {
+		p.Accepted(clock.Now(), 10, rateLimit(clock.Now(), 1000, 60, r, 58))
+	}
+	// 970 left at 10 a request: 97 go before the quota is spent.
+	for i := range 97 {
+		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "request %d", i)
+	}
+	assert.Equal(t, retry.PaceQuota, p.Depart(clock.Now()).Source)
 }

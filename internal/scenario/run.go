@@ -7,6 +7,8 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/otlphttpretry/otlphttpretry/internal/demobackend"
@@ -180,6 +182,7 @@ func (s Scenario) Run(ctx context.Context, exp Exporter, bin string, setup Setup
 	res.WallSeconds = time.Since(began).Seconds()
 
 	records := backend.Records()
+	writeTimeline(dir, records)
 	res.Delivered, res.Lost, res.Duplicates, res.UncoveredDuplicates = d.Delivered, d.Lost, d.Duplicates, d.UncoveredDuplicates
 	if d.Lost > 0 {
 		errs = append(errs, fmt.Errorf("%d of %d spans were not delivered within %s of the load's end", d.Lost, d.Expected, s.Timeout))
@@ -383,4 +386,20 @@ func liveHeap(ctx context.Context, url string, d time.Duration) (float64, error)
 		return 0, fmt.Errorf("the collector's heap did not shrink within %s of scraping %s", d, url)
 	}
 	return low, nil
+}
+
+// writeTimeline writes every request the backend answered to
+// dir/timeline.tsv (milliseconds from the first, status, items, key), for
+// reading a run kept with -keep.
+func writeTimeline(dir string, records []demobackend.Record) {
+	if len(records) == 0 {
+		return
+	}
+	var b strings.Builder
+	b.WriteString("ms\tstatus\titems\tretry_after\tkey\n")
+	t0 := records[0].Arrival
+	for _, r := range records {
+		fmt.Fprintf(&b, "%d\t%d\t%d\t%s\t%s\n", r.Arrival.Sub(t0).Milliseconds(), r.Status, r.Items, r.RetryAfter, r.Key)
+	}
+	_ = os.WriteFile(filepath.Join(dir, "timeline.tsv"), []byte(b.String()), 0o600)
 }

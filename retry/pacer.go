@@ -358,6 +358,7 @@ func (p *Pacer) trimLocked(now time.Time) {
 // to what a request cost and to what is left as time passes.
 func (p *Pacer) observeLocked(now time.Time, rl RateLimit) {
 	alone := p.outstanding <= 1 // no other request was in flight with this one
+	first := p.afterReset && alone // the answer to the first request after a reset
 	p.outstanding = max(0, p.outstanding-1)
 	p.afterReset = false
 	if !p.cfg.RateLimitHeaders || !rl.Present {
@@ -372,7 +373,11 @@ func (p *Pacer) observeLocked(now time.Time, rl RateLimit) {
 	if pol.HasQuota {
 		size = float64(pol.Quota)
 	}
-	if p.lastQuota >= 0 {
+	switch {
+	case first && pol.HasQuota:
+		// The quota was whole at the reset, and one request was counted.
+		p.cost.Observe(pol.Quota, pol.Remaining, 1)
+	case p.lastQuota >= 0:
 		if remaining > p.lastQuota && now.Before(p.resetAt) && pol.HasQuota && pol.Window > 0 {
 			p.refill = size / pol.Window.Seconds()
 		}

@@ -400,3 +400,28 @@ func TestPacerCostNotReadFromRequestsInFlightTogether(t *testing.T) {
 	}
 	assert.Equal(t, retry.PaceQuota, p.Depart(clock.Now()).Source)
 }
+
+// TestPacerReadsTheCostFromTheFirstAnswerAfterAReset: a bucket that refills
+// while it is drained shows a smaller fall than a request costs; after a
+// reset, the quota was whole and one request was counted, so the first
+// answer shows the whole cost, and only as many follow as it covers.
+func TestPacerReadsTheCostFromTheFirstAnswerAfterAReset(t *testing.T) {
+	clock := retrytest.NewClock(t0)
+	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
+	p.Accepted(clock.Now(), 500, rateLimit(clock.Now(), 2000, 1, 1500, 1))
+	for _, r := range []int{1240, 980, 720, 460, 200} { // 260 a request, as far as it shows
+		clock.Advance(125 * time.Millisecond)
+		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
+		p.Accepted(clock.Now(), 500, rateLimit(clock.Now(), 2000, 1, r, 1))
+	}
+	clock.Advance(125 * time.Millisecond)
+	reset := p.Depart(clock.Now())
+	require.Equal(t, retry.PaceQuota, reset.Source, "200 left, 260 a request")
+	clock.Advance(reset.At.Sub(clock.Now()))
+	require.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "the first after the reset")
+	p.Accepted(clock.Now(), 500, rateLimit(clock.Now(), 2000, 1, 1500, 1))
+	for i := range 3 {
+		assert.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "1 500 left covers three of 500: request %d", i)
+	}
+	assert.Equal(t, retry.PaceQuota, p.Depart(clock.Now()).Source, "not a fourth")
+}

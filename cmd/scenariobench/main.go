@@ -76,6 +76,7 @@ func run() int {
 	flag.IntVar(&setup.NumConsumers, "num-consumers", setup.NumConsumers, "sending_queue::num_consumers of both exporters")
 	flag.BoolVar(&setup.BatchProcessor, "batch-processor", false, "put a batch processor (defaults) before both exporters")
 	flag.BoolVar(&setup.PersistentQueue, "persistent", false, "put both sending queues on file_storage")
+	flag.BoolVar(&setup.PacingOff, "pacing-off", false, "turn otlp_http_retry's pacing off (pacing::enabled: false)")
 	fleetSize := flag.Int("fleet", 0, "also run a fleet of N collectors against one quota backend (0: no fleet)")
 	fleetRuns := flag.Int("fleet-runs", 0, "runs of the fleet for each exporter (0: -runs)")
 	fleetOnly := flag.Bool("fleet-only", false, "run only the fleet")

@@ -12,11 +12,13 @@ import (
 
 // TestQuotaPacing offers a token-bucket quota of 2000 spans/s twice its rate
 // for 20 s, with and without RateLimit headers on every answer, and counts
-// what the backend saw: nothing lost, no duplicate without a key, and at
-// most 5 % of the requests refused (the core exporter: about a third). The
-// share of the quota used is logged (docs/benchmarks.md compares it with
-// the core exporter's). The two run one after the other, so that they do
-// not share the machine's two cores with each other.
+// what the backend saw: nothing lost, no duplicate without a key, at most
+// 5 % of the requests refused without headers and 2 % with them (the core
+// exporter: about a third), and at least 85 % of the quota used from the
+// first request to the last delivery (docs/benchmarks.md has the medians,
+// over 90 %, next to the core exporter's; the margin here is for a machine
+// shared with the other end-to-end tests). The two run one after the other,
+// so that they do not share the machine's two cores with each other.
 func TestQuotaPacing(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -24,7 +26,7 @@ func TestQuotaPacing(t *testing.T) {
 		maxRefused float64
 	}{
 		{name: bench.QuotaBucket, maxRefused: 0.05},
-		{name: bench.QuotaHeaders, maxRefused: 0.05},
+		{name: bench.QuotaHeaders, maxRefused: 0.02},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -55,6 +57,9 @@ func TestQuotaPacing(t *testing.T) {
 			}
 			if refused < 0 || refused > tc.maxRefused {
 				t.Errorf("%.1f %% of the requests refused, want at most %.0f %%", 100*refused, 100*tc.maxRefused)
+			}
+			if used < 0.85 {
+				t.Errorf("%.1f %% of the quota used, want at least 85 %%", 100*used)
 			}
 		})
 	}

@@ -46,6 +46,9 @@ type Setup struct {
 	BatchProcessor bool
 	// PersistentQueue puts the sending queue on file_storage.
 	PersistentQueue bool
+	// PacingOff sets otlp_http_retry's pacing::enabled to false (the core
+	// exporter has no such setting).
+	PacingOff bool
 }
 
 // DefaultSetup is both exporters' default queue, no batch processor.

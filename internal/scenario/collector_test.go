@@ -58,6 +58,16 @@ func TestSetupOptions(t *testing.T) {
 	if strings.Contains(text, "headers:") {
 		t.Errorf("headers without any:\n%s", text)
 	}
+	if strings.Contains(text, "pacing:") {
+		t.Errorf("pacing set without being asked:\n%s", text)
+	}
+	off := Setup{QueueSize: 1000, NumConsumers: 10, PacingOff: true}
+	if _, text := renderFor(t, off, Ours, nil); !strings.Contains(text, "    pacing:\n      enabled: false\n") {
+		t.Errorf("PacingOff did not turn pacing off:\n%s", text)
+	}
+	if _, text := renderFor(t, off, Core, nil); strings.Contains(text, "pacing:") {
+		t.Errorf("the core exporter has no pacing setting:\n%s", text)
+	}
 }
 
 func TestConfigsPickDistinctPorts(t *testing.T) {

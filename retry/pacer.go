@@ -357,7 +357,7 @@ func (p *Pacer) trimLocked(now time.Time) {
 // (a window). Of a bucket it credits the refill, at the policy's q/w, both
 // to what a request cost and to what is left as time passes.
 func (p *Pacer) observeLocked(now time.Time, rl RateLimit) {
-	alone := p.outstanding <= 1 // no other request was in flight with this one
+	alone := p.outstanding <= 1    // no other request was in flight with this one
 	first := p.afterReset && alone // the answer to the first request after a reset
 	p.outstanding = max(0, p.outstanding-1)
 	p.afterReset = false

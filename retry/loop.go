@@ -247,6 +247,9 @@ func (l *Loop) attempt(ctx context.Context, s State, pass Pass, items int, send 
 	// destination up: it answers and is neither throttling nor failing.
 	up := d.Action == ActionSuccess || (resp.Status != 0 && d.Drop == DropPermanentStatus)
 	t := l.gate.Report(pass, up, d.Hold, d.Until)
+	if t.Ended == HoldThrottle {
+		l.pacer.HoldEnded(now, items)
+	}
 	l.transition(ctx, t, e)
 	return s, d
 }

@@ -962,3 +962,31 @@ func TestLoopPacingOffSendsAtOnce(t *testing.T) {
 	assert.Empty(t, h.events.of(retry.EventPaced))
 	assert.Equal(t, []time.Duration{time.Second}, h.clock.Waits())
 }
+
+// TestLoopSlowStartAfterAWindow: a destination that refused from its first
+// answer, then let the hold's probe through, does not get everything that
+// waited at once: the payloads after the probe leave one second apart at
+// first, then closer and closer (the pace doubles every second).
+func TestLoopSlowStartAfterAWindow(t *testing.T) {
+	policy := defaultPolicy()
+	policy.Pacing = retry.NewDefaultPacingConfig()
+	policy.RetryAfter.Jitter = 0
+	h := newHarness(retrytest.NewAutoClock(t0), policy, 0)
+	windowed := newScript(withRetryAfter(429, "5"), resp(200))
+	require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, windowed.send).Kind)
+	require.Equal(t, []time.Duration{5 * time.Second}, h.clock.Waits(), "the window, then the probe")
+
+	accepted := newScript(resp(200))
+	for range 5 {
+		require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, accepted.send).Kind)
+	}
+	waits := h.clock.Waits()[1:]
+	require.Len(t, waits, 4, "the first payload after the probe leaves at once, the others are paced")
+	assert.Equal(t, time.Second, waits[0], "one request a second at first")
+	for i := 1; i < len(waits); i++ {
+		assert.Less(t, waits[i], waits[i-1], "the pace grows")
+	}
+	for _, e := range h.events.of(retry.EventPaced) {
+		assert.Equal(t, retry.PaceRate, e.Paced)
+	}
+}

@@ -23,6 +23,9 @@ const (
 	// resetAnswerWait is how often requests waiting for the answer to the
 	// first request after a quota's reset look again.
 	resetAnswerWait = 20 * time.Millisecond
+	// slowStartDoubling is how long the pace takes to double in a slow
+	// start.
+	slowStartDoubling = time.Second
 	// acceptWindow is how far back the accepted rate is measured.
 	acceptWindow = 2 * time.Second
 )
@@ -52,6 +55,7 @@ type Pacer struct {
 
 	mu          sync.Mutex
 	ceiling     float64   // items per second accepted before the last refusal; 0 = unlimited
+	slowStart   bool      // the pace doubles every slowStartDoubling from ceiling, since lastRefusal
 	next        time.Time // when the next request may leave at the pace
 	lastRefusal time.Time
 	epoch       uint64       // refusals that set the ceiling
@@ -252,8 +256,9 @@ func (p *Pacer) Refused(now time.Time, items int, rl RateLimit) {
 	p.decayLocked(now)
 	p.trimLocked(now)
 	// Requests in flight together are refused together: one decrease per
-	// window, not per refusal.
-	if p.ceiling > 0 && now.Sub(p.lastRefusal) < acceptWindow {
+	// window, not per refusal (but the first refusal in a slow start ends
+	// it, however soon).
+	if p.ceiling > 0 && !p.slowStart && now.Sub(p.lastRefusal) < acceptWindow {
 		return
 	}
 	accepted := 0
@@ -282,6 +287,30 @@ func (p *Pacer) Refused(now time.Time, items int, rl RateLimit) {
 		ceiling = float64(accepted) / span.Seconds()
 	}
 	p.ceiling = max(ceiling, float64(items)) // at least one request a second
+	p.slowStart = false
+	p.lastRefusal, p.next, p.acceptedRun = now, now, 0
+	p.epoch++
+}
+
+// HoldEnded is told that a throttle hold ended: the probe, a request of
+// items items, was accepted. When no pace was learned before the hold (the
+// backend refused from its first answer on, as a scripted window does),
+// what waited is not released all at once, since nothing says what the
+// backend will take: the pace starts at one such request a second and
+// doubles every second (a slow start) until the next refusal sets a
+// ceiling. A fleet of exporters released together by the same window then
+// meets the backend's limit gently, and each its fair part of it.
+func (p *Pacer) HoldEnded(now time.Time, items int) {
+	if p == nil || !p.cfg.Enabled {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.decayLocked(now)
+	if p.ceiling > 0 {
+		return
+	}
+	p.ceiling, p.slowStart = float64(max(items, 1)), true
 	p.lastRefusal, p.next, p.acceptedRun = now, now, 0
 	p.epoch++
 }
@@ -312,10 +341,14 @@ func (p *Pacer) Rate() float64 {
 	return p.rateLocked(now)
 }
 
-// rateLocked is the pace at now: from 90 % of the ceiling at the last
+// rateLocked is the pace at now: in a slow start, the ceiling doubled
+// every slowStartDoubling; otherwise from 90 % of the ceiling at the last
 // refusal, up to the ceiling in paceApproach, then past it.
 func (p *Pacer) rateLocked(now time.Time) float64 {
 	s := now.Sub(p.lastRefusal)
+	if p.slowStart {
+		return p.ceiling * math.Exp2(min(s.Seconds()/slowStartDoubling.Seconds(), 60))
+	}
 	if s < paceApproach {
 		return p.ceiling * (paceDecrease + (1-paceDecrease)*s.Seconds()/paceApproach.Seconds())
 	}
@@ -336,7 +369,7 @@ func (p *Pacer) Quota() RateLimit {
 
 func (p *Pacer) decayLocked(now time.Time) {
 	if p.ceiling > 0 && now.Sub(p.lastRefusal) >= p.cfg.QuietPeriod {
-		p.ceiling, p.next, p.since, p.acceptedRun = 0, time.Time{}, time.Time{}, 0
+		p.ceiling, p.next, p.since, p.acceptedRun, p.slowStart = 0, time.Time{}, time.Time{}, 0, false
 	}
 }
 

@@ -425,3 +425,34 @@ func TestPacerReadsTheCostFromTheFirstAnswerAfterAReset(t *testing.T) {
 	}
 	assert.Equal(t, retry.PaceQuota, p.Depart(clock.Now()).Source, "not a fourth")
 }
+
+// TestPacerSlowStartsAfterAHoldWithNothingLearned: a throttle hold that
+// ends before anything was learned (the backend refused from its first
+// answer) starts the pace at one request a second, doubling every second,
+// until the next refusal sets a ceiling, however soon it comes.
+func TestPacerSlowStartsAfterAHoldWithNothingLearned(t *testing.T) {
+	clock := retrytest.NewClock(t0)
+	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
+	p.Refused(clock.Now(), 50, retry.RateLimit{}) // a window from the first answer
+	assert.Zero(t, p.Rate(), "nothing learned from a refusal alone")
+	clock.Advance(5 * time.Second)
+	p.Accepted(clock.Now(), 50, retry.RateLimit{}) // the probe
+	p.HoldEnded(clock.Now(), 50)
+	for _, step := range []struct {
+		after time.Duration
+		rate  float64
+	}{{0, 50}, {time.Second, 100}, {3 * time.Second, 400}} {
+		clock.Advance(t0.Add(5*time.Second + step.after).Sub(clock.Now()))
+		assert.InDelta(t, step.rate, p.Rate(), 1e-9, "%s into the slow start", step.after)
+	}
+	for range 10 {
+		p.Accepted(clock.Now(), 50, retry.RateLimit{})
+	}
+	clock.Advance(500 * time.Millisecond)
+	p.Refused(clock.Now(), 50, retry.RateLimit{})
+	// 500 items accepted over the 3.5 s since the slow start began.
+	assert.InDelta(t, 0.9*500/3.5, p.Rate(), 1e-9, "the refusal ends the slow start with a ceiling")
+
+	p.HoldEnded(clock.Now(), 50)
+	assert.InDelta(t, 0.9*500/3.5, p.Rate(), 1e-9, "a learned pace is kept after a hold")
+}

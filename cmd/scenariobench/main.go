@@ -83,7 +83,7 @@ func run() int {
 	out := flag.String("out", "scenariobench.json", "write every figure as JSON to `FILE` (empty: do not)")
 	plotPath := flag.String("plot", "", "draw the throttle-429 window of the first run into this PNG (e.g. docs/throttle-window.png)")
 	fleetPlot := flag.String("fleet-plot", "", "draw the fleet's window of its first run into this PNG")
-	order := flag.String("order", "ours,core", "which exporter runs first in each pair: ours,core or core,ours")
+	order := flag.String("order", "ours,core", "which exporter runs first in each pair: ours,core or core,ours; ours or core alone runs only that one (no ratios)")
 	keep := flag.Bool("keep", false, "keep every run's directory (config, collector log, queue storage)")
 	flag.Parse()
 
@@ -135,8 +135,12 @@ func run() int {
 	case "ours,core":
 	case "core,ours":
 		exporters = []scenario.Exporter{scenario.Core, scenario.Ours}
+	case "ours":
+		exporters = []scenario.Exporter{scenario.Ours}
+	case "core":
+		exporters = []scenario.Exporter{scenario.Core}
 	default:
-		fmt.Fprintf(os.Stderr, "scenariobench: -order %q: use ours,core or core,ours\n", *order)
+		fmt.Fprintf(os.Stderr, "scenariobench: -order %q: use ours,core, core,ours, ours or core\n", *order)
 		return 2
 	}
 	var plotted []series

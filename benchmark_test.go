@@ -63,13 +63,14 @@ func coreExporter(b *testing.B, url string) exporter.Traces {
 	return start(b, f, cfg)
 }
 
-func retryExporter(b *testing.B, url string) exporter.Traces {
+func retryExporter(b *testing.B, url string, pacing bool) exporter.Traces {
 	f := otlphttpretry.NewFactory()
 	cfg := f.CreateDefaultConfig().(*otlphttpretry.Config)
 	cfg.ClientConfig.Endpoint = url
 	cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
 	cfg.Backoff.InitialInterval = time.Microsecond
 	cfg.Backoff.Jitter = 0
+	cfg.Pacing.Enabled = pacing
 	return start(b, f, cfg)
 }
 
@@ -94,11 +95,16 @@ func run(b *testing.B, exp exporter.Traces, td ptrace.Traces) {
 	}
 }
 
-// BenchmarkExport: every batch accepted at the first attempt.
+// The sub-benchmarks are named exporter=<type>, so that benchstat puts
+// them side by side: benchstat -col /exporter (see docs/benchmarks.md).
+
+// BenchmarkExport: every batch accepted at the first attempt; this
+// exporter with pacing on (the default) and off.
 func BenchmarkExport(b *testing.B) {
 	td := benchBatch(500)
-	b.Run("otlp_http", func(b *testing.B) { run(b, coreExporter(b, server(b, 0)), td) })
-	b.Run("otlp_http_retry", func(b *testing.B) { run(b, retryExporter(b, server(b, 0)), td) })
+	b.Run("exporter=otlp_http", func(b *testing.B) { run(b, coreExporter(b, server(b, 0)), td) })
+	b.Run("exporter=otlp_http_retry", func(b *testing.B) { run(b, retryExporter(b, server(b, 0), true), td) })
+	b.Run("exporter=otlp_http_retry_pacing_off", func(b *testing.B) { run(b, retryExporter(b, server(b, 0), false), td) })
 }
 
 // BenchmarkExportWithRetry: every batch refused once with 503 (a 1 µs
@@ -106,6 +112,6 @@ func BenchmarkExport(b *testing.B) {
 // marshals and compresses the batch again for the second one.
 func BenchmarkExportWithRetry(b *testing.B) {
 	td := benchBatch(500)
-	b.Run("otlp_http", func(b *testing.B) { run(b, coreExporter(b, server(b, 2)), td) })
-	b.Run("otlp_http_retry", func(b *testing.B) { run(b, retryExporter(b, server(b, 2)), td) })
+	b.Run("exporter=otlp_http", func(b *testing.B) { run(b, coreExporter(b, server(b, 2)), td) })
+	b.Run("exporter=otlp_http_retry", func(b *testing.B) { run(b, retryExporter(b, server(b, 2), true), td) })
 }

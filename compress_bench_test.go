@@ -13,7 +13,8 @@ import (
 
 // BenchmarkCompress compares, on one 500-span batch, the standard
 // library's gzip and zlib (what confighttp uses) with the klauspost
-// encoders compress() uses, at the default level, writers reused.
+// encoders compress() uses, at the default level, writers reused
+// (benchstat -col /impl).
 func BenchmarkCompress(b *testing.B) {
 	raw, err := ptraceotlp.NewExportRequestFromTraces(spans("bench", 500)).MarshalProto()
 	if err != nil {
@@ -24,7 +25,7 @@ func BenchmarkCompress(b *testing.B) {
 		"zlib": stdzlib.NewWriter(io.Discard),
 	}
 	for _, typ := range []configcompression.Type{configcompression.TypeGzip, configcompression.TypeZlib} {
-		b.Run(string(typ)+"/stdlib", func(b *testing.B) {
+		b.Run("type="+string(typ)+"/impl=stdlib", func(b *testing.B) {
 			var buf bytes.Buffer
 			b.SetBytes(int64(len(raw)))
 			for b.Loop() {
@@ -36,7 +37,7 @@ func BenchmarkCompress(b *testing.B) {
 			}
 			b.ReportMetric(float64(len(raw))/float64(buf.Len()), "ratio")
 		})
-		b.Run(string(typ)+"/exporter", func(b *testing.B) {
+		b.Run("type="+string(typ)+"/impl=klauspost", func(b *testing.B) {
 			var out []byte
 			b.SetBytes(int64(len(raw)))
 			for b.Loop() {

@@ -34,6 +34,8 @@ func ip(v *int) (float64, bool) {
 var columns = []column{
 	{"items_per_second", "items/s", 0, false, func(f scenario.Figures) (float64, bool) { return fp(f.ItemsPerSecond) }},
 	{"cpu_seconds_per_100k", "CPU s /100k", 2, false, func(f scenario.Figures) (float64, bool) { return f.CPUSecondsPer100k, f.Delivered > 0 }},
+	{"receiver_p50_ms", "receiver p50 ms", 1, false, func(f scenario.Figures) (float64, bool) { return fp(f.ReceiverP50Ms) }},
+	{"receiver_p99_ms", "receiver p99 ms", 1, false, func(f scenario.Figures) (float64, bool) { return fp(f.ReceiverP99Ms) }},
 	{"peak_rss_mib", "peak RSS MiB", 0, false, func(f scenario.Figures) (float64, bool) { return float64(f.PeakRSSBytes) / (1 << 20), true }},
 	{"into_window", "req. into window", 0, false, func(f scenario.Figures) (float64, bool) { return ip(f.IntoWindow) }},
 	{"after_window_rps", "req. in 1st s after", 0, false, func(f scenario.Figures) (float64, bool) { return ip(f.AfterWindowRPS) }},

@@ -207,3 +207,15 @@ func Rates(times []time.Time, start, end time.Time, width time.Duration) []float
 	}
 	return out
 }
+
+// Quantile is the q-quantile (0 ≤ q ≤ 1, nearest rank) of ds; false when
+// ds is empty.
+func Quantile(ds []time.Duration, q float64) (time.Duration, bool) {
+	if len(ds) == 0 {
+		return 0, false
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(math.Ceil(q*float64(len(s)))) - 1
+	return s[min(max(i, 0), len(s)-1)], true
+}

@@ -124,3 +124,21 @@ func TestRates(t *testing.T) {
 		}
 	}
 }
+
+func TestQuantile(t *testing.T) {
+	ds := []time.Duration{5, 1, 4, 2, 3, 10, 9, 8, 7, 6}
+	for _, tc := range []struct {
+		q    float64
+		want time.Duration
+	}{{0, 1}, {0.5, 5}, {0.99, 10}, {1, 10}} {
+		if got, ok := Quantile(ds, tc.q); !ok || got != tc.want {
+			t.Errorf("Quantile(%v) = %v, %v; want %v", tc.q, got, ok, tc.want)
+		}
+	}
+	if _, ok := Quantile(nil, 0.5); ok {
+		t.Error("a quantile of nothing")
+	}
+	if ds[0] != 5 {
+		t.Error("Quantile sorted its argument")
+	}
+}

@@ -58,6 +58,9 @@ type LoadResult struct {
 	Pushback int
 	// Accepted lists the batch numbers the receiver accepted.
 	Accepted []int
+	// Latencies are how long the receiver took to accept each accepted
+	// batch (its answer to the POST, pushback retries included).
+	Latencies []time.Duration
 	// Err is why a sender stopped early.
 	Err error
 }
@@ -96,10 +99,13 @@ func (l Load) Send(ctx context.Context, receiverURL string, bodies *Bodies) Load
 						return
 					}
 				}
+				posted := time.Now()
 				pushback, err := postBatch(ctx, client, url, bodies.Get(l.Instance, b, l.Spans))
+				took := time.Since(posted)
 				mu.Lock()
 				res.Pushback += pushback
 				if err == nil {
+					res.Latencies = append(res.Latencies, took)
 					res.Batches++
 					res.Spans += l.Spans
 					res.Accepted = append(res.Accepted, b)

@@ -32,6 +32,11 @@ type Figures struct {
 	// ReceiverPushback counts refusals of the collector's receiver that
 	// the load retried (its queue was full).
 	ReceiverPushback int `json:"receiver_pushback"`
+	// ReceiverP50Ms and ReceiverP99Ms are quantiles of how long the
+	// collector's receiver took to answer a batch it accepted, in ms: what
+	// work the exporter does before the receiver answers shows here.
+	ReceiverP50Ms *float64 `json:"receiver_p50_ms,omitempty"`
+	ReceiverP99Ms *float64 `json:"receiver_p99_ms,omitempty"`
 
 	// DeliverySeconds is from the load's first batch to the request that
 	// completed delivery (nil when some spans never arrived); ItemsPerSecond
@@ -162,6 +167,12 @@ func (s Scenario) Run(ctx context.Context, exp Exporter, bin string, setup Setup
 	}
 	res.Origin = load.Start
 	res.Spans, res.ReceiverPushback = load.Spans, load.Pushback
+	if q, ok := Quantile(load.Latencies, 0.5); ok {
+		res.ReceiverP50Ms = ptr(float64(q) / float64(time.Millisecond))
+	}
+	if q, ok := Quantile(load.Latencies, 0.99); ok {
+		res.ReceiverP99Ms = ptr(float64(q) / float64(time.Millisecond))
+	}
 	specs := []LoadSpec{{Instance: s.Load.Instance, Spans: s.Load.Spans, Batches: load.Accepted}}
 
 	d := waitDelivery(ctx, backend, specs, load.End.Add(s.Timeout))

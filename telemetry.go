@@ -82,6 +82,12 @@ func (t *telemetry) registerGauges(gate *retry.Gate, pacer *retry.Pacer, waiting
 	}); err != nil {
 		return err
 	}
+	if err := t.tb.RegisterOtlpHTTPRetryPacingCeilingCallback(func(_ context.Context, o metric.Float64Observer) error {
+		o.Observe(pacer.Ceiling(), opt)
+		return nil
+	}); err != nil {
+		return err
+	}
 	if err := t.tb.RegisterOtlpHTTPRetryRatelimitRemainingCallback(func(_ context.Context, o metric.Int64Observer) error {
 		if pol, ok := pacer.Quota().Binding(1); ok && pol.HasRemaining {
 			o.Observe(pol.Remaining, opt)

@@ -620,3 +620,29 @@ func TestTelemetryAttemptCancelledByCallerIsCounted(t *testing.T) {
 	sc, _ := dps[0].Attributes.Value("status_code")
 	assert.Equal(t, "none", sc.AsString())
 }
+
+// TestTelemetryPacingGauges: the ceiling the pacer learned at a refusal and
+// the pace of the moment are exported, with the exporter's attributes; both
+// are 0 while the destination is unlimited.
+func TestTelemetryPacingGauges(t *testing.T) {
+	ok := reply(http.StatusOK)
+	script := []func(http.ResponseWriter){ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, reply(http.StatusTooManyRequests, "Retry-After", "1"), ok}
+	srv := newBackend(t, script...)
+	clock := retrytest.NewClock(start)
+	h := startTracesWithID(t, testConfig(srv.URL), clock)
+	for range 10 {
+		require.NoError(t, h.consume(t, 3))
+	}
+	metadatatest.AssertEqualOtlpHTTPRetryPacingCeiling(t, h.tel, []metricdata.DataPoint[float64]{h.gaugeF(0)}, telOpts...)
+	metadatatest.AssertEqualOtlpHTTPRetryPacingRate(t, h.tel, []metricdata.DataPoint[float64]{h.gaugeF(0)}, telOpts...)
+
+	done := make(chan error, 1)
+	go func() { done <- h.consume(t, 3) }()
+	require.True(t, clock.WaitForTimers(1, 10*time.Second), "the refused payload waits out its Retry-After")
+	// 30 spans accepted, over at least a second: 30 a second; the pace
+	// starts again at 90 % of it.
+	metadatatest.AssertEqualOtlpHTTPRetryPacingCeiling(t, h.tel, []metricdata.DataPoint[float64]{h.gaugeF(30)}, telOpts...)
+	metadatatest.AssertEqualOtlpHTTPRetryPacingRate(t, h.tel, []metricdata.DataPoint[float64]{h.gaugeF(27)}, telOpts...)
+	clock.Advance(time.Second)
+	require.NoError(t, <-done)
+}

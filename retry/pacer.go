@@ -356,6 +356,18 @@ func (p *Pacer) rateLocked(now time.Time) float64 {
 	return p.ceiling * (1 + paceProbe*x*x)
 }
 
+// Ceiling returns the ceiling learned at the last refusal (or the slow
+// start's first pace) in items per second, 0 when unlimited.
+func (p *Pacer) Ceiling() float64 {
+	if p == nil {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.decayLocked(p.clock.Now())
+	return p.ceiling
+}
+
 // Quota returns the last RateLimit answer seen (Present is false when
 // none was).
 func (p *Pacer) Quota() RateLimit {

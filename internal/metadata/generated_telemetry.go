@@ -46,6 +46,7 @@ type TelemetryBuilder struct {
 	OtlpHTTPRetryExportDurationSeconds          metric.Float64Histogram
 	OtlpHTTPRetryExportLatencySeconds           metric.Float64Histogram
 	OtlpHTTPRetryHeld                           metric.Int64ObservableGauge
+	OtlpHTTPRetryPacingCeiling                  metric.Float64ObservableGauge
 	OtlpHTTPRetryPacingRate                     metric.Float64ObservableGauge
 	OtlpHTTPRetryPacingWaitSeconds              metric.Float64Histogram
 	OtlpHTTPRetryRatelimitRejected              metric.Int64Counter
@@ -75,6 +76,20 @@ func (builder *TelemetryBuilder) RegisterOtlpHTTPRetryHeldCallback(cb metric.Int
 	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
 		return cb(ctx, &observerInt64{inst: builder.OtlpHTTPRetryHeld, obs: o})
 	}, builder.OtlpHTTPRetryHeld)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterOtlpHTTPRetryPacingCeilingCallback sets callback for observable OtlpHTTPRetryPacingCeiling metric.
+func (builder *TelemetryBuilder) RegisterOtlpHTTPRetryPacingCeilingCallback(cb metric.Float64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		return cb(ctx, &observerFloat64{inst: builder.OtlpHTTPRetryPacingCeiling, obs: o})
+	}, builder.OtlpHTTPRetryPacingCeiling)
 	if err != nil {
 		return err
 	}
@@ -233,9 +248,15 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("1"),
 	)
 	errs = errors.Join(errs, err)
+	builder.OtlpHTTPRetryPacingCeiling, err = builder.meter.Float64ObservableGauge(
+		"otelcol_otlp_http_retry_pacing_ceiling",
+		metric.WithDescription("The ceiling the destination's pacer learned: what the backend accepted between its last two refusals (after a window that taught nothing, the slow start's first pace), in items per second; 0 while the destination is unlimited. [Alpha]"),
+		metric.WithUnit("{item}/s"),
+	)
+	errs = errors.Join(errs, err)
 	builder.OtlpHTTPRetryPacingRate, err = builder.meter.Float64ObservableGauge(
 		"otelcol_otlp_http_retry_pacing_rate",
-		metric.WithDescription("The rate the destination's pacer learned from what the backend accepted and refused, in items per second; 0 while the destination is unlimited. [Alpha]"),
+		metric.WithDescription("The pace requests to the destination leave at now, in items per second: 90 % of the ceiling after a refusal, back at it two seconds later, then growing past it; 0 while the destination is unlimited. [Alpha]"),
 		metric.WithUnit("{item}/s"),
 	)
 	errs = errors.Join(errs, err)

@@ -111,10 +111,24 @@ func AssertEqualOtlpHTTPRetryHeld(t *testing.T, tt *componenttest.Telemetry, dps
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualOtlpHTTPRetryPacingCeiling(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[float64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_otlp_http_retry_pacing_ceiling",
+		Description: "The ceiling the destination's pacer learned: what the backend accepted between its last two refusals (after a window that taught nothing, the slow start's first pace), in items per second; 0 while the destination is unlimited. [Alpha]",
+		Unit:        "{item}/s",
+		Data: metricdata.Gauge[float64]{
+			DataPoints: dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_otlp_http_retry_pacing_ceiling")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualOtlpHTTPRetryPacingRate(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[float64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_otlp_http_retry_pacing_rate",
-		Description: "The rate the destination's pacer learned from what the backend accepted and refused, in items per second; 0 while the destination is unlimited. [Alpha]",
+		Description: "The pace requests to the destination leave at now, in items per second: 90 % of the ceiling after a refusal, back at it two seconds later, then growing past it; 0 while the destination is unlimited. [Alpha]",
 		Unit:        "{item}/s",
 		Data: metricdata.Gauge[float64]{
 			DataPoints: dps,

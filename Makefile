@@ -3,6 +3,7 @@
 #   make build-core-collector  build build/otelcol-core/otelcol-core (core otlp_http, the benchmark's reference)
 #   make bench-scenarios  both collectors through every scenario, 3 runs (about 15 min; docs/benchmarks.md)
 #   make bench-smoke      both collectors through one short healthy scenario (under a minute warm)
+#   make bench-go         the Go micro-benchmarks, both exporters side by side through benchstat
 #   make demo             build the collector, then run the throttling demo
 #   make test             tidy check, gofmt check, go vet, golangci-lint, unit tests (race), e2e tests, benchmark smoke
 #   make lint             golangci-lint (installed at the pinned version when missing)
@@ -12,6 +13,8 @@ GOPATH_BIN      := $(shell $(GO) env GOPATH)/bin
 BUILDER_VERSION := v0.165.0
 BUILDER         := $(GOPATH_BIN)/builder
 GOLANGCI_LINT_VERSION := v2.15.0
+BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
+BENCHSTAT       := $(GOPATH_BIN)/benchstat
 GOLANGCI_LINT   := $(GOPATH_BIN)/golangci-lint
 MANIFEST        := cmd/otelcol-retry/builder-config.yaml
 OTELCOL_BIN     := $(CURDIR)/build/otelcol-retry/otelcol-retry
@@ -21,7 +24,7 @@ CORE_BIN        := $(CURDIR)/build/otelcol-core/otelcol-core
 BENCH_FLAGS     ?=
 GO_FILES         = $(shell find . -name '*.go' -not -path './build/*' -not -path './.git/*')
 
-.PHONY: all build-collector build-core-collector install-builder install-golangci-lint demo test tidy-check fmt-check vet lint unit-test e2e-test bench-scenarios bench-smoke clean
+.PHONY: bench-go install-benchstat all build-collector build-core-collector install-builder install-golangci-lint demo test tidy-check fmt-check vet lint unit-test e2e-test bench-scenarios bench-smoke clean
 
 all: test
 
@@ -62,6 +65,22 @@ bench-scenarios: build-collector build-core-collector
 bench-smoke: build-collector build-core-collector
 	$(GO) run ./cmd/scenariobench -ours $(OTELCOL_BIN) -core $(CORE_BIN) -scenarios healthy -spans 20000 -runs 1 \
 		-out build/bench-smoke.json
+
+install-benchstat:
+	@if [ ! -x "$(BENCHSTAT)" ]; then \
+		echo "installing golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION) into $(GOPATH_BIN)"; \
+		$(GO) install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION); \
+	fi
+
+# The Go micro-benchmarks (benchmark_test.go, compress_bench_test.go), 6
+# runs each, the exporters (and compressors) side by side as benchstat
+# columns; the raw results stay in build/.
+bench-go: install-benchstat
+	@mkdir -p build
+	$(GO) test -run '^$$' -bench 'BenchmarkExport' -benchtime 2s -count 6 . > build/bench-export.txt
+	$(BENCHSTAT) -col /exporter build/bench-export.txt
+	$(GO) test -run '^$$' -bench 'BenchmarkCompress' -count 6 . > build/bench-compress.txt
+	$(BENCHSTAT) -col /impl build/bench-compress.txt
 
 demo: build-collector
 	$(GO) run ./cmd/demo -collector $(OTELCOL_BIN)

@@ -67,7 +67,7 @@ func run() int {
 	flag.IntVar(&p.Spans, "spans", p.Spans, "spans of the healthy scenario (retry-once sends a fiftieth)")
 	flag.IntVar(&p.BatchSpans, "batch", p.BatchSpans, "spans per batch the load sends")
 	flag.DurationVar(&p.Window, "window", p.Window, "429 window (the 503 storm and the dropped-connection window last half of it)")
-	flag.IntVar(&p.RetryAfter, "retry-after", p.RetryAfter, "Retry-After of the 429 window, in seconds")
+	flag.IntVar(&p.RetryAfter, "retry-after", p.RetryAfter, "Retry-After of the 429 window, in seconds (0 is sent as \"Retry-After: 0\")")
 	flag.Float64Var(&p.QuotaRate, "quota-rate", p.QuotaRate, "token bucket's rate in spans/s (burst the same); offered twice that")
 	flag.DurationVar(&p.QuotaFor, "quota-for", p.QuotaFor, "how long the quota is offered twice its rate")
 	flag.Float64Var(&p.PacedRate, "rate", p.PacedRate, "offered spans/s of the 503 storm and the dropped connections")

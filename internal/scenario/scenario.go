@@ -133,7 +133,8 @@ func (p Params) Build(name string) (Scenario, error) {
 			Name: name,
 			Description: fmt.Sprintf("%.0f spans/s for %s; the backend answers 429 Retry-After: %d for %s from its first request",
 				p.HeldRate, p.Window/2, p.RetryAfter, p.Window),
-			Backend: demobackend.Config{Mode: demobackend.ModeThrottle, ThrottleFor: p.Window, RetryAfter: p.RetryAfter},
+			// Retry-After 0 is sent as such ("retry now"), not left out.
+			Backend: demobackend.Config{Mode: demobackend.ModeThrottle, ThrottleFor: p.Window, RetryAfter: p.RetryAfter, RetryAfterZero: p.RetryAfter == 0},
 			Load:    l, Window: p.Window, HeldAt: heldAt, Timeout: 2 * time.Minute,
 		}, nil
 	case Storm503:

@@ -33,20 +33,25 @@ const (
 // Pacer spaces the requests to one destination once it has throttled. It
 // learns a rate, in items per second, from what the backend accepts and
 // refuses, one attempt at a time (never per retry sequence, so retries do
-// not distort it). At a refusal, the rate accepted over the last two
-// seconds (never more than the pace of the moment) becomes the ceiling,
-// and the pace starts again at 90 % of it. The pace climbs back to the
-// ceiling in two seconds, then grows past it slowly at first and faster
-// the longer no refusal comes (as TCP CUBIC does with its window): a
-// ceiling learned too low is left behind in seconds, and one learned right
-// is crossed gently. A refusal also voids the slots booked before it: the
-// payloads that held them pass the gate again. After QuietPeriod without a
-// refusal the pace is unlimited again.
+// not distort it). At a refusal, what the backend accepted since the
+// previous refusal, over the time since, becomes the ceiling (a token
+// bucket is empty at both refusals, so that is its rate; never more than
+// the pace of the moment), and the pace starts again at 90 % of it. The
+// pace climbs back to the ceiling in two seconds, then grows past it slowly
+// at first and faster the longer no refusal comes (as TCP CUBIC does with
+// its window): a ceiling learned too low is left behind in seconds, and one
+// learned right is crossed gently. A refusal also voids the slots booked
+// before it: the payloads that held them pass the gate again. A throttle
+// hold that ends before anything was learned starts a slow start (see
+// HoldEnded). After QuietPeriod without a refusal the pace is unlimited
+// again.
 //
-// It also reads RateLimit headers: when the remaining quota will not cover
-// the next request, the next request waits for the reset.
+// It also reads RateLimit headers (see Depart): a request about to leave
+// waits when the remaining quota will not cover it, until enough of a
+// refilling quota has come back, or until a window's reset.
 //
-// Without throttling the rate is unlimited and Reserve costs a lock.
+// Without throttling the rate is unlimited and Reserve and Depart cost a
+// lock each.
 type Pacer struct {
 	clock Clock
 	cfg   PacingConfig
@@ -277,7 +282,10 @@ func (p *Pacer) Refused(now time.Time, items int, rl RateLimit) {
 		// between, over the time between, is its rate (a little less when
 		// it filled up during the hold). Never more than the pace of the
 		// moment, which was too much.
-		ceiling = min(float64(p.acceptedRun)/now.Sub(p.lastRefusal).Seconds(), p.rateLocked(now))
+		// (A refusal at the very instant a slow start began counts as one
+		// a millisecond later.)
+		elapsed := max(now.Sub(p.lastRefusal).Seconds(), 1e-3)
+		ceiling = min(float64(p.acceptedRun)/elapsed, p.rateLocked(now))
 	} else {
 		// The first refusal: what was accepted over the last two seconds,
 		// or since the first acceptance if that is more recent (over at

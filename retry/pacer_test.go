@@ -455,4 +455,11 @@ func TestPacerSlowStartsAfterAHoldWithNothingLearned(t *testing.T) {
 
 	p.HoldEnded(clock.Now(), 50)
 	assert.InDelta(t, 0.9*500/3.5, p.Rate(), 1e-9, "a learned pace is kept after a hold")
+
+	// A refusal at the very instant a slow start began leaves a finite
+	// pace of one request a second.
+	q := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
+	q.HoldEnded(clock.Now(), 50)
+	q.Refused(clock.Now(), 50, retry.RateLimit{})
+	assert.InDelta(t, 0.9*50, q.Rate(), 1e-9)
 }

@@ -1,7 +1,7 @@
 # Targets:
 #   make build-collector  build build/otelcol-retry/otelcol-retry with ocb
 #   make build-core-collector  build build/otelcol-core/otelcol-core (core otlp_http, the benchmark's reference)
-#   make bench-scenarios  both collectors through every scenario, 3 runs (about 15 min; docs/benchmarks.md)
+#   make bench-scenarios  both collectors through the default scenarios, 3 runs (about 14 min; docs/benchmarks.md)
 #   make bench-smoke      both collectors through one short healthy scenario (under a minute warm)
 #   make bench-go         the Go micro-benchmarks, both exporters side by side through benchstat
 #   make demo             build the collector, then run the throttling demo

@@ -21,8 +21,10 @@ const (
 	// request waits for when the quota comes back as it goes.
 	quotaSlack = 0.05
 	// resetAnswerWait is how often requests waiting for the answer to the
-	// first request after a quota's reset look again.
-	resetAnswerWait = 20 * time.Millisecond
+	// first request after a quota's reset look again; after
+	// resetAnswerLimit without that answer they stop waiting for it.
+	resetAnswerWait  = 50 * time.Millisecond
+	resetAnswerLimit = time.Second
 	// slowStartDoubling is how long the pace takes to double in a slow
 	// start.
 	slowStartDoubling = time.Second
@@ -78,7 +80,7 @@ type Pacer struct {
 	lastAnswer  time.Time // when the previous answer came
 	refill      float64   // units per second the quota comes back at, once seen to (0: at its reset)
 	outstanding int       // requests that left and have no answer yet
-	afterReset  bool      // the first request after a reset is out: the others wait for its answer
+	afterReset  time.Time // when the first request after a reset went out; the others wait for its answer
 }
 
 type acceptance struct {
@@ -158,6 +160,11 @@ func (p *Pacer) Depart(now time.Time) Slot {
 	if c, ok := p.cost.PerRequest(); ok {
 		cost = c
 	}
+	if limit := now.Add(p.maxWait); p.resetAt.After(limit) {
+		// No pacing is longer than retry_after::max: a reset announced
+		// further away is taken to come then.
+		p.resetAt = limit
+	}
 	if p.refill == 0 && !p.resetAt.IsZero() && !p.resetAt.After(now) {
 		// A window was reset: whole again, as far as we know. One request
 		// goes first; its answer tells what is left and what a request
@@ -165,10 +172,10 @@ func (p *Pacer) Depart(now time.Time) Slot {
 		p.remaining, p.remainingAt, p.resetAt = p.quotaSizeLocked(), now, time.Time{}
 		p.remaining -= cost
 		p.outstanding++
-		p.afterReset = true
+		p.afterReset = now
 		return slot
 	}
-	if p.afterReset && p.outstanding > 0 {
+	if !p.afterReset.IsZero() && p.outstanding > 0 && now.Sub(p.afterReset) < resetAnswerLimit {
 		slot.At, slot.Source = now.Add(resetAnswerWait), PaceQuota
 		return slot
 	}
@@ -217,7 +224,7 @@ func (p *Pacer) Unanswered() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.outstanding = max(0, p.outstanding-1)
-	p.afterReset = false
+	p.afterReset = time.Time{}
 }
 
 // Current reports whether no refusal has changed the pace since slot was
@@ -410,10 +417,10 @@ func (p *Pacer) trimLocked(now time.Time) {
 // (a window). Of a bucket it credits the refill, at the policy's q/w, both
 // to what a request cost and to what is left as time passes.
 func (p *Pacer) observeLocked(now time.Time, rl RateLimit) {
-	alone := p.outstanding <= 1    // no other request was in flight with this one
-	first := p.afterReset && alone // the answer to the first request after a reset
+	alone := p.outstanding <= 1              // no other request was in flight with this one
+	first := !p.afterReset.IsZero() && alone // the answer to the first request after a reset
 	p.outstanding = max(0, p.outstanding-1)
-	p.afterReset = false
+	p.afterReset = time.Time{}
 	if !p.cfg.RateLimitHeaders || !rl.Present {
 		return
 	}

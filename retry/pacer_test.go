@@ -218,6 +218,19 @@ func TestPacerNeverWaitsLongerThanTheCap(t *testing.T) {
 	assert.Equal(t, t0.Add(10*time.Second), last, "capped at retry_after::max")
 }
 
+// TestPacerQuotaWaitNeverLongerThanTheCap: a reset announced an hour away
+// is waited for retry_after::max at most, in all: then a request goes.
+func TestPacerQuotaWaitNeverLongerThanTheCap(t *testing.T) {
+	clock := retrytest.NewClock(t0)
+	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 10*time.Second)
+	p.Accepted(clock.Now(), 1, rateLimit(clock.Now(), 100, 3600, 0, 3600))
+	slot := p.Depart(clock.Now())
+	require.Equal(t, retry.PaceQuota, slot.Source)
+	assert.Equal(t, t0.Add(10*time.Second), slot.At, "capped at retry_after::max")
+	clock.Advance(10 * time.Second)
+	assert.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "asked again at the cap, it goes")
+}
+
 func TestPacerWaitsForTheQuotaReset(t *testing.T) {
 	clock := retrytest.NewClock(t0)
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
@@ -374,6 +387,14 @@ func TestPacerSendsOneRequestFirstAfterAReset(t *testing.T) {
 	}
 	p.Accepted(clock.Now(), 1, rateLimit(clock.Now(), 100, 60, 99, 60))
 	assert.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "then they go")
+
+	// An answer that does not come is waited for a second, not more.
+	p.Accepted(clock.Now(), 1, rateLimit(clock.Now(), 100, 60, 0, 1))
+	clock.Advance(time.Second)
+	require.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "the first after the next reset")
+	require.Equal(t, retry.PaceQuota, p.Depart(clock.Now()).Source)
+	clock.Advance(time.Second)
+	assert.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "a second later the others stop waiting for it")
 }
 
 // TestPacerCostNotReadFromRequestsInFlightTogether: answers to requests in

@@ -301,8 +301,14 @@ func (p *Pacer) Refused(now time.Time, items int, rl RateLimit) {
 		span := min(acceptWindow, max(time.Second, now.Sub(p.since)))
 		ceiling = float64(accepted) / span.Seconds()
 	}
-	p.ceiling = max(ceiling, float64(items)) // at least one request a second
-	p.slowStart = false
+	p.restartLocked(now, max(ceiling, float64(items)), false) // at least one request a second
+}
+
+// restartLocked starts the pace's curve afresh at now from ceiling (a
+// slow start's first pace when slowStart), and voids the slots booked so
+// far.
+func (p *Pacer) restartLocked(now time.Time, ceiling float64, slowStart bool) {
+	p.ceiling, p.slowStart = ceiling, slowStart
 	p.lastRefusal, p.next, p.acceptedRun = now, now, 0
 	p.epoch++
 }
@@ -314,7 +320,7 @@ func (p *Pacer) Refused(now time.Time, items int, rl RateLimit) {
 // backend will take: the pace starts at one such request a second and
 // doubles every second (a slow start) until the next refusal sets a
 // ceiling. A fleet of exporters released together by the same window then
-// meets the backend's limit gently, and each its fair part of it.
+// meets the backend's limit gradually instead of all at once.
 func (p *Pacer) HoldEnded(now time.Time, items int) {
 	if p == nil || !p.cfg.Enabled {
 		return
@@ -325,9 +331,7 @@ func (p *Pacer) HoldEnded(now time.Time, items int) {
 	if p.ceiling > 0 {
 		return
 	}
-	p.ceiling, p.slowStart = float64(max(items, 1)), true
-	p.lastRefusal, p.next, p.acceptedRun = now, now, 0
-	p.epoch++
+	p.restartLocked(now, float64(max(items, 1)), true)
 }
 
 // Observed records the headers of an answer that was neither accepted nor
@@ -401,13 +405,14 @@ func (p *Pacer) decayLocked(now time.Time) {
 }
 
 func (p *Pacer) trimLocked(now time.Time) {
-	keep := p.accepted[:0]
-	for _, a := range p.accepted {
-		if now.Sub(a.at) < acceptWindow {
-			keep = append(keep, a)
-		}
+	// Acceptances are kept in the order they came: the old ones are a
+	// prefix, dropped without looking at the rest (Accepted runs per
+	// request).
+	i := 0
+	for i < len(p.accepted) && now.Sub(p.accepted[i].at) >= acceptWindow {
+		i++
 	}
-	p.accepted = keep
+	p.accepted = p.accepted[i:]
 }
 
 // observeLocked takes the quota an answer reports. It learns how much one

@@ -292,12 +292,7 @@ func TestPacerConcurrentSenders(t *testing.T) {
 func TestPacerChecksTheQuotaAtDeparture(t *testing.T) {
 	clock := retrytest.NewClock(t0)
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
-	quota := func(r int) retry.RateLimit {
-		h := http.Header{}
-		h.Set("RateLimit-Policy", `"default";q=2000;w=1`)
-		h.Set("RateLimit", `"default";r=`+strconv.Itoa(r)+`;t=1`)
-		return retry.ParseRateLimit(h, clock.Now())
-	}
+	quota := func(r int) retry.RateLimit { return rateLimit(clock.Now(), 2000, 1, r, 1) }
 	p.Accepted(clock.Now(), 500, quota(1500))
 	p.Accepted(clock.Now(), 500, quota(1000)) // 500 a request
 	for i := range 10 {

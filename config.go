@@ -77,6 +77,8 @@ type Config struct {
 
 	// Encoding of the payload: proto (default) or json.
 	Encoding EncodingType `mapstructure:"encoding"`
+	// EncodeAt is where a batch is encoded and compressed: auto (default), entry or consumer.
+	EncodeAt EncodeAt `mapstructure:"encode_at"`
 
 	// Backoff is the counted exponential backoff for retryable failures without Retry-After.
 	Backoff retry.BackoffConfig `mapstructure:"backoff"`
@@ -176,6 +178,9 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, errors.New("attempt_header: must differ from idempotency_header"))
 	}
 	if _, err := cfg.overrides(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := cfg.encodeAtError(); err != nil {
 		errs = append(errs, err)
 	}
 	switch cfg.OnUnauthorized {

@@ -40,6 +40,7 @@ type baseExporter struct {
 	loop        *retry.Loop
 	releaseGate func()
 	tel         *telemetry
+	lazy        bool // the consumer may encode a batch (Config.lazyEncoding)
 }
 
 func newExporter(cfg *Config, set exporter.Settings, sig signal, clock retry.Clock) (*baseExporter, error) {
@@ -49,6 +50,7 @@ func newExporter(cfg *Config, set exporter.Settings, sig signal, clock retry.Clo
 		signal:      sig,
 		clock:       clock,
 		contentType: protobufContentType,
+		lazy:        cfg.lazyEncoding(),
 		userAgent:   fmt.Sprintf("%s/%s (%s/%s)", set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
 	}
 	e.url = sig.url(cfg)
@@ -115,25 +117,41 @@ func (e *baseExporter) shutdown(context.Context) error {
 	return nil
 }
 
-// newPayload encodes, compresses and keys a batch as it enters the exporter.
-func (e *baseExporter) newPayload(ctx context.Context, items int, marshalProto, marshalJSON func() ([]byte, error)) (xexporterhelper.Request, error) {
+// newPayload keys a batch as it enters the exporter, and encodes and
+// compresses it now or leaves that to its consumer (encodeAtEntry).
+func (e *baseExporter) newPayload(ctx context.Context, items int, marshalProto, marshalJSON func() ([]byte, error), size func() int) (xexporterhelper.Request, error) {
 	marshal := marshalProto
 	if e.cfg.Encoding == EncodingJSON {
 		marshal = marshalJSON
 	}
-	raw, err := marshal()
-	if err == nil {
-		var body []byte
-		if body, err = compress(e.cfg.ClientConfig.Compression, e.cfg.ClientConfig.CompressionParams.Level, raw); err == nil {
-			var key uuid.UUID
-			if key, err = uuid.NewV7(); err == nil {
-				return &payload{key: key, body: body, items: items, received: e.clock.Now()}, nil
+	key, err := uuid.NewV7()
+	if err != nil {
+		return nil, e.encodeFailed(ctx, items, err)
+	}
+	p := &payload{key: key, items: items, received: e.clock.Now(), pending: &pendingBody{
+		encode: func() ([]byte, error) {
+			raw, err := marshal()
+			if err != nil {
+				return nil, err
 			}
+			return compress(e.cfg.ClientConfig.Compression, e.cfg.ClientConfig.CompressionParams.Level, raw)
+		},
+		size: size,
+	}}
+	if e.encodeAtEntry() {
+		if err := p.encode(); err != nil {
+			return nil, e.encodeFailed(ctx, items, err)
 		}
 	}
+	return p, nil
+}
+
+// encodeFailed counts and logs a batch that cannot be encoded, and returns
+// the error for whoever handed it over.
+func (e *baseExporter) encodeFailed(ctx context.Context, items int, err error) error {
 	e.tel.dropped(ctx, items, dropEncodeFailure)
 	e.tel.warnDrop(dropEncodeFailure, items, "", err)
-	return nil, fmt.Errorf("encoding %d %s items: %w", items, e.signal.name, err)
+	return fmt.Errorf("encoding %d %s items: %w", items, e.signal.name, err)
 }
 
 // push runs the retry loop for one payload and tells exporterhelper the
@@ -143,6 +161,9 @@ func (e *baseExporter) push(ctx context.Context, r xexporterhelper.Request) erro
 	p, ok := r.(*payload)
 	if !ok {
 		return consumererror.NewPermanent(fmt.Errorf("unexpected request type %T", r))
+	}
+	if err := p.encode(); err != nil {
+		return consumererror.NewPermanent(e.encodeFailed(ctx, p.items, err))
 	}
 	ctx, end := e.tel.startExport(ctx, p)
 	var firstAttempt time.Time

@@ -29,6 +29,14 @@ import (
 	"github.com/otlphttpretry/otlphttpretry/retry"
 )
 
+// Sizers of the protobuf encoding, for the queue's byte count of a batch
+// not yet encoded.
+var (
+	tracesSizer  ptrace.ProtoMarshaler
+	metricsSizer pmetric.ProtoMarshaler
+	logsSizer    plog.ProtoMarshaler
+)
+
 // NewFactory returns the otlp_http_retry exporter factory.
 func NewFactory() exporter.Factory {
 	return newFactory(retry.RealClock{})
@@ -46,7 +54,7 @@ func newFactory(clock retry.Clock) exporter.Factory {
 			}
 			exp, err := xexporterhelper.NewTracesRequest(ctx, helperSettings(set, cfg.(*Config)), func(ctx context.Context, td ptrace.Traces) (xexporterhelper.Request, error) {
 				req := ptraceotlp.NewExportRequestFromTraces(td)
-				return e.newPayload(ctx, td.SpanCount(), req.MarshalProto, req.MarshalJSON)
+				return e.newPayload(ctx, td.SpanCount(), req.MarshalProto, req.MarshalJSON, func() int { return tracesSizer.TracesSize(td) })
 			}, markInterrupted(e.push), opts...)
 			if err != nil {
 				return nil, err
@@ -60,7 +68,7 @@ func newFactory(clock retry.Clock) exporter.Factory {
 			}
 			exp, err := xexporterhelper.NewMetricsRequest(ctx, helperSettings(set, cfg.(*Config)), func(ctx context.Context, md pmetric.Metrics) (xexporterhelper.Request, error) {
 				req := pmetricotlp.NewExportRequestFromMetrics(md)
-				return e.newPayload(ctx, md.DataPointCount(), req.MarshalProto, req.MarshalJSON)
+				return e.newPayload(ctx, md.DataPointCount(), req.MarshalProto, req.MarshalJSON, func() int { return metricsSizer.MetricsSize(md) })
 			}, markInterrupted(e.push), opts...)
 			if err != nil {
 				return nil, err
@@ -74,7 +82,7 @@ func newFactory(clock retry.Clock) exporter.Factory {
 			}
 			exp, err := xexporterhelper.NewLogsRequest(ctx, helperSettings(set, cfg.(*Config)), func(ctx context.Context, ld plog.Logs) (xexporterhelper.Request, error) {
 				req := plogotlp.NewExportRequestFromLogs(ld)
-				return e.newPayload(ctx, ld.LogRecordCount(), req.MarshalProto, req.MarshalJSON)
+				return e.newPayload(ctx, ld.LogRecordCount(), req.MarshalProto, req.MarshalJSON, func() int { return logsSizer.LogsSize(ld) })
 			}, markInterrupted(e.push), opts...)
 			if err != nil {
 				return nil, err
@@ -104,6 +112,7 @@ func createDefaultConfig() component.Config {
 		Unauthorized:      retry.NewDefaultUnauthorizedConfig(),
 		Outage:            retry.NewDefaultOutageConfig(),
 		Pacing:            retry.NewDefaultPacingConfig(),
+		EncodeAt:          EncodeAtAuto,
 	}
 }
 

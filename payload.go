@@ -13,15 +13,38 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
 )
 
-// payload is one batch as it goes on the wire: encoded and compressed once
-// when it enters the exporter, with the idempotency key minted at that
-// moment. The queue holds payloads, so every attempt, and every attempt
+// payload is one batch as it goes on the wire: encoded and compressed once,
+// with the idempotency key minted when it enters the exporter. The bytes
+// are made at entry or, on a memory queue, by the consumer before the
+// first attempt (see EncodeAt); either way every attempt, and every attempt
 // after a restart, sends exactly these bytes under exactly this key.
 type payload struct {
 	key      uuid.UUID
 	body     []byte
 	items    int
 	received time.Time // when the batch entered the exporter
+	// pending makes the body, until it exists (nil once it does).
+	pending *pendingBody
+}
+
+// pendingBody is a batch not yet encoded: the pdata, behind its encoder.
+type pendingBody struct {
+	encode func() ([]byte, error) // marshal and compress
+	size   func() int             // the encoded size before compression
+}
+
+// encode makes the body if it does not exist yet, once, and lets go of the
+// pdata. Only the one consumer that holds the payload calls it.
+func (p *payload) encode() error {
+	if p.pending == nil {
+		return nil
+	}
+	body, err := p.pending.encode()
+	if err != nil {
+		return err
+	}
+	p.body, p.pending = body, nil
+	return nil
 }
 
 var _ xexporterhelper.Request = (*payload)(nil)
@@ -29,8 +52,14 @@ var _ xexporterhelper.Request = (*payload)(nil)
 // ItemsCount is the number of spans, data points or log records.
 func (p *payload) ItemsCount() int { return p.items }
 
-// BytesSize is the size of the wire bytes.
-func (p *payload) BytesSize() int { return len(p.body) }
+// BytesSize is the size of the wire bytes; before they exist, the size of
+// the batch's encoding before compression.
+func (p *payload) BytesSize() int {
+	if p.pending != nil {
+		return p.pending.size()
+	}
+	return len(p.body)
+}
 
 // errNoBatching is returned if exporterhelper ever tries to merge or split a
 // payload; Config.Validate rejects sending_queue::batch so it cannot happen.
@@ -57,6 +86,11 @@ func (payloadEncoding) Marshal(_ context.Context, r xexporterhelper.Request) ([]
 	}
 	if p.items < 0 {
 		return nil, fmt.Errorf("cannot persist a payload of %d items", p.items)
+	}
+	// A persistent queue always gets payloads encoded at entry; this only
+	// guards the format.
+	if err := p.encode(); err != nil {
+		return nil, fmt.Errorf("cannot persist a payload that does not encode: %w", err)
 	}
 	buf := make([]byte, 0, len(payloadMagic)+16+8+binary.MaxVarintLen64+len(p.body))
 	buf = append(buf, payloadMagic...)

@@ -49,6 +49,8 @@ type Setup struct {
 	// PacingOff sets otlp_http_retry's pacing::enabled to false (the core
 	// exporter has no such setting).
 	PacingOff bool
+	// EncodeAt sets otlp_http_retry's encode_at (empty: its default).
+	EncodeAt string
 }
 
 // DefaultSetup is both exporters' default queue, no batch processor.

@@ -68,6 +68,16 @@ func TestSetupOptions(t *testing.T) {
 	if _, text := renderFor(t, off, Core, nil); strings.Contains(text, "pacing:") {
 		t.Errorf("the core exporter has no pacing setting:\n%s", text)
 	}
+	if strings.Contains(text, "encode_at:") {
+		t.Errorf("encode_at set without being asked:\n%s", text)
+	}
+	entry := Setup{QueueSize: 1000, NumConsumers: 10, EncodeAt: "entry"}
+	if _, text := renderFor(t, entry, Ours, nil); !strings.Contains(text, "    encode_at: entry\n") {
+		t.Errorf("EncodeAt did not set encode_at:\n%s", text)
+	}
+	if _, text := renderFor(t, entry, Core, nil); strings.Contains(text, "encode_at:") {
+		t.Errorf("the core exporter has no encode_at setting:\n%s", text)
+	}
 }
 
 func TestConfigsPickDistinctPorts(t *testing.T) {

@@ -1,0 +1,82 @@
+package otlphttpretry // import "github.com/otlphttpretry/otlphttpretry"
+
+import (
+	"encoding"
+	"errors"
+	"fmt"
+
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+
+	"github.com/otlphttpretry/otlphttpretry/retry"
+)
+
+// EncodeAt says where a batch is encoded and compressed: as it enters the
+// exporter, on the receiver's goroutine, or by the queue consumer that
+// sends it. Either way it happens once: every attempt sends the same bytes.
+type EncodeAt string
+
+const (
+	// EncodeAtAuto encodes in the consumer while nothing waits (the gate is
+	// open and no payload waits for a retry or a paced slot), and as the
+	// batch enters once something does: a queue that fills while the
+	// destination is held then holds compressed bytes, not pdata. A
+	// persistent queue and a queue sized in bytes always get the bytes at
+	// entry.
+	EncodeAtAuto EncodeAt = "auto"
+	// EncodeAtEntry always encodes as the batch enters.
+	EncodeAtEntry EncodeAt = "entry"
+	// EncodeAtConsumer always encodes in the consumer (memory queue only):
+	// the queue holds pdata, as the core otlp_http exporter's does.
+	EncodeAtConsumer EncodeAt = "consumer"
+)
+
+var _ encoding.TextUnmarshaler = (*EncodeAt)(nil)
+
+// UnmarshalText rejects anything but auto, entry and consumer at config load.
+func (e *EncodeAt) UnmarshalText(text []byte) error {
+	switch s := EncodeAt(text); s {
+	case EncodeAtAuto, EncodeAtEntry, EncodeAtConsumer:
+		*e = s
+		return nil
+	default:
+		return fmt.Errorf("invalid encode_at %q: use auto, entry or consumer", string(text))
+	}
+}
+
+// encodeAtError says why encode_at: consumer cannot work with this queue.
+func (cfg *Config) encodeAtError() error {
+	if cfg.EncodeAt != EncodeAtConsumer || !cfg.QueueConfig.HasValue() {
+		return nil
+	}
+	q := cfg.QueueConfig.Get()
+	switch {
+	case q.StorageID != nil:
+		return errors.New("encode_at: consumer keeps batches as pdata in the queue, but a persistent queue (sending_queue::storage) stores bytes: use auto or entry")
+	case q.Sizer == exporterhelper.RequestSizerTypeBytes:
+		return errors.New("encode_at: consumer cannot size the queue in bytes before a batch is encoded: use auto or entry, or another sending_queue::sizer")
+	}
+	return nil
+}
+
+// lazyEncoding is whether this exporter may leave a batch's encoding to
+// the consumer: a memory queue sized in requests or items.
+func (cfg *Config) lazyEncoding() bool {
+	if cfg.EncodeAt == EncodeAtEntry || !cfg.QueueConfig.HasValue() {
+		return false
+	}
+	q := cfg.QueueConfig.Get()
+	return q.StorageID == nil && q.Sizer != exporterhelper.RequestSizerTypeBytes
+}
+
+// encodeAtEntry decides, for a batch entering now, whether it is encoded
+// now or by its consumer.
+func (e *baseExporter) encodeAtEntry() bool {
+	if !e.lazy {
+		return true
+	}
+	if e.cfg.EncodeAt == EncodeAtConsumer {
+		return false
+	}
+	reason, _ := e.loop.Gate().State()
+	return reason != retry.HoldNone || e.loop.Waiting() > 0
+}

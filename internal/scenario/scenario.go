@@ -49,15 +49,17 @@ const (
 // Params scale the scenarios.
 type Params struct {
 	// Spans is the healthy scenario's load (4 senders, batches of
-	// BatchSpans); retry-once sends a fiftieth of it (the core exporter
+	// BatchSpans); retry-once sends a hundredth of it (the core exporter
 	// waits 5 s before each retry, one batch per queue consumer).
 	Spans int
 	// BatchSpans is the spans per batch of every scenario.
 	BatchSpans int
-	// Window is the length of the 429 window (Retry-After RetryAfter), and
-	// half of it the 503 storm and the dropped-connection window.
-	Window     time.Duration
-	RetryAfter int
+	// Window is the length of the 429 window (Retry-After RetryAfter);
+	// the load into it is offered for HeldFor. FailFor is the length of
+	// the 503 storm and of the dropped-connection window, whose loads last
+	// half of it.
+	Window, HeldFor, FailFor time.Duration
+	RetryAfter               int
 	// QuotaRate is the token bucket's rate (spans/s; burst the same),
 	// offered at twice its rate for QuotaFor.
 	QuotaRate float64
@@ -73,10 +75,12 @@ func DefaultParams() Params {
 	return Params{
 		Spans:      1_000_000,
 		BatchSpans: 500,
-		Window:     20 * time.Second,
+		Window:     14 * time.Second,
+		HeldFor:    5 * time.Second,
+		FailFor:    5 * time.Second,
 		RetryAfter: 5,
 		QuotaRate:  2000,
-		QuotaFor:   20 * time.Second,
+		QuotaFor:   10 * time.Second,
 		PacedRate:  4000,
 		HeldRate:   20000,
 	}
@@ -104,7 +108,7 @@ func (p Params) maxRate(spans int) Load {
 
 // Build returns the named scenario.
 func (p Params) Build(name string) (Scenario, error) {
-	half := p.Window / 2
+	half := p.FailFor / 2
 	switch name {
 	case Healthy:
 		l := p.maxRate(p.Spans)
@@ -114,7 +118,7 @@ func (p Params) Build(name string) (Scenario, error) {
 			Load:        l, Timeout: 2 * time.Minute,
 		}, nil
 	case RetryOnce:
-		l := p.maxRate(p.Spans / 50)
+		l := p.maxRate(p.Spans / 100)
 		return Scenario{
 			Name:        name,
 			Description: fmt.Sprintf("%d spans from %d senders in batches of %d, as fast as possible; the backend answers 503 to the first request of each batch and 200 to its retry", l.Total(), l.Senders, l.Spans),
@@ -122,7 +126,7 @@ func (p Params) Build(name string) (Scenario, error) {
 			Load:        l, Timeout: 2 * time.Minute,
 		}, nil
 	case Throttle429:
-		l := p.paced(p.HeldRate, p.Window/2)
+		l := p.paced(p.HeldRate, p.HeldFor)
 		// The held memory is sampled 2 s after the load ends, if the
 		// sampling ends inside the window.
 		heldAt := l.Duration() + 2*time.Second
@@ -132,26 +136,26 @@ func (p Params) Build(name string) (Scenario, error) {
 		return Scenario{
 			Name: name,
 			Description: fmt.Sprintf("%.0f spans/s for %s; the backend answers 429 Retry-After: %d for %s from its first request",
-				p.HeldRate, p.Window/2, p.RetryAfter, p.Window),
+				p.HeldRate, p.HeldFor, p.RetryAfter, p.Window),
 			// Retry-After 0 is sent as such ("retry now"), not left out.
 			Backend: demobackend.Config{Mode: demobackend.ModeThrottle, ThrottleFor: p.Window, RetryAfter: p.RetryAfter, RetryAfterZero: p.RetryAfter == 0},
 			Load:    l, Window: p.Window, HeldAt: heldAt, Timeout: 2 * time.Minute,
 		}, nil
 	case Storm503:
-		l := p.paced(p.PacedRate, half/2)
+		l := p.paced(p.PacedRate, half)
 		return Scenario{
 			Name:        name,
-			Description: fmt.Sprintf("%.0f spans/s for %s; the backend answers 503 (no Retry-After) for %s from its first request", p.PacedRate, half/2, half),
-			Backend:     demobackend.Config{Mode: demobackend.ModeUnavailable, FailFor: half},
-			Load:        l, Window: half, Timeout: 2 * time.Minute,
+			Description: fmt.Sprintf("%.0f spans/s for %s; the backend answers 503 (no Retry-After) for %s from its first request", p.PacedRate, half, p.FailFor),
+			Backend:     demobackend.Config{Mode: demobackend.ModeUnavailable, FailFor: p.FailFor},
+			Load:        l, Window: p.FailFor, Timeout: 2 * time.Minute,
 		}, nil
 	case Drops:
-		l := p.paced(p.PacedRate, half/2)
+		l := p.paced(p.PacedRate, half)
 		return Scenario{
 			Name: name,
 			Description: fmt.Sprintf("%.0f spans/s for %s; for %s from its first request the backend closes every connection without an answer "+
-				"(alternately before reading the request, and after accepting it)", p.PacedRate, half/2, half),
-			DropFor: half, Load: l, Window: half, Timeout: 2 * time.Minute,
+				"(alternately before reading the request, and after accepting it)", p.PacedRate, half, p.FailFor),
+			DropFor: p.FailFor, Load: l, Window: p.FailFor, Timeout: 2 * time.Minute,
 		}, nil
 	case QuotaBucket, QuotaHeaders:
 		q := demobackend.Quota{Rate: p.QuotaRate, Burst: p.QuotaRate, Headers: name == QuotaHeaders}

@@ -77,7 +77,7 @@ install-benchstat:
 # columns; the raw results stay in build/.
 bench-go: install-benchstat
 	@mkdir -p build
-	$(GO) test -run '^$$' -bench 'BenchmarkExport' -benchtime 2s -count 6 . > build/bench-export.txt
+	$(GO) test -run '^$$' -bench 'BenchmarkExport|BenchmarkQueuedExport' -benchtime 2s -count 6 . > build/bench-export.txt
 	$(BENCHSTAT) -col /exporter build/bench-export.txt
 	$(GO) test -run '^$$' -bench 'BenchmarkCompress' -count 6 . > build/bench-compress.txt
 	$(BENCHSTAT) -col /impl build/bench-compress.txt

@@ -2,8 +2,10 @@ package otlphttpretry_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -114,4 +116,82 @@ func BenchmarkExportWithRetry(b *testing.B) {
 	td := benchBatch(500)
 	b.Run("exporter=otlp_http", func(b *testing.B) { run(b, coreExporter(b, server(b, 2)), td) })
 	b.Run("exporter=otlp_http_retry", func(b *testing.B) { run(b, retryExporter(b, server(b, 2), true), td) })
+}
+
+// countingServer answers 200 to everything and counts the requests.
+func countingServer(b *testing.B) (string, *atomic.Int64) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		n.Add(1)
+		w.WriteHeader(http.StatusOK)
+	}))
+	b.Cleanup(srv.Close)
+	return srv.URL, &n
+}
+
+// withQueue gives both exporters' configs the same memory queue: the
+// default 10 consumers, 100 slots, and a caller that waits for a slot when
+// it is full (as a receiver under back-pressure does).
+func withQueue() exporterhelper.QueueBatchConfig {
+	q := exporterhelper.NewDefaultQueueConfig()
+	q.Batch = configoptional.None[exporterhelper.BatchConfig]()
+	q.QueueSize = 100
+	q.BlockOnOverflow = true
+	return q
+}
+
+// runQueued sends td from four callers at once (the scenario benchmark's
+// four senders) into a queued exporter, and stops the clock only when the
+// backend has received every batch: an op is one batch end to end, with
+// the encoding wherever the exporter does it.
+func runQueued(b *testing.B, exp exporter.Traces, got *atomic.Int64, td ptrace.Traces) {
+	b.ReportAllocs()
+	b.SetParallelism(max(1, 4/runtime.GOMAXPROCS(0)))
+	var sent atomic.Int64
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := exp.ConsumeTraces(context.Background(), td); err != nil {
+				b.Error(err)
+				return
+			}
+			sent.Add(1)
+		}
+	})
+	for got.Load() < sent.Load() {
+		runtime.Gosched()
+	}
+	b.StopTimer()
+}
+
+// BenchmarkQueuedExport: the default memory queue in front of both
+// exporters, every batch accepted. This exporter encodes in its consumers
+// while nothing waits (encode_at: auto, the default) or as each batch
+// enters (entry: gzip on the caller's goroutine, as the receiver's).
+func BenchmarkQueuedExport(b *testing.B) {
+	td := benchBatch(500)
+	b.Run("exporter=otlp_http", func(b *testing.B) {
+		url, got := countingServer(b)
+		f := otlphttpexporter.NewFactory()
+		cfg := f.CreateDefaultConfig().(*otlphttpexporter.Config)
+		cfg.ClientConfig.Endpoint = url
+		cfg.QueueConfig = configoptional.Some(withQueue())
+		runQueued(b, start(b, f, cfg), got, td)
+	})
+	for _, at := range []otlphttpretry.EncodeAt{otlphttpretry.EncodeAtAuto, otlphttpretry.EncodeAtEntry} {
+		name := "exporter=otlp_http_retry"
+		if at != otlphttpretry.EncodeAtAuto {
+			name += "_encode_at_" + string(at)
+		}
+		b.Run(name, func(b *testing.B) {
+			url, got := countingServer(b)
+			f := otlphttpretry.NewFactory()
+			cfg := f.CreateDefaultConfig().(*otlphttpretry.Config)
+			cfg.ClientConfig.Endpoint = url
+			cfg.QueueConfig = configoptional.Some(withQueue())
+			cfg.EncodeAt = at
+			runQueued(b, start(b, f, cfg), got, td)
+		})
+	}
 }

@@ -173,4 +173,3 @@ func spanCount(t *testing.T, body []byte) int {
 	require.NoError(t, req.UnmarshalProto(gunzip(t, body)))
 	return req.Traces().SpanCount()
 }
-

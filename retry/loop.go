@@ -246,10 +246,15 @@ func (l *Loop) attempt(ctx context.Context, s State, pass Pass, items int, send 
 	// A success, or a permanent answer to one payload, shows the
 	// destination up: it answers and is neither throttling nor failing.
 	up := d.Action == ActionSuccess || (resp.Status != 0 && d.Drop == DropPermanentStatus)
-	t := l.gate.Report(pass, up, d.Hold, d.Until)
-	if t.Ended == HoldThrottle {
-		l.pacer.HoldEnded(now, items)
+	// A probe accepted after a throttle hold starts the pace before the
+	// gate opens: the senders it wakes then find the slow start, not an
+	// unlimited pace.
+	if up && pass.Probe {
+		if reason, _ := l.gate.State(); reason == HoldThrottle {
+			l.pacer.HoldEnded(now, items)
+		}
 	}
+	t := l.gate.Report(pass, up, d.Hold, d.Until)
 	l.transition(ctx, t, e)
 	return s, d
 }

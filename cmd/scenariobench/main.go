@@ -64,7 +64,7 @@ func run() int {
 	core := flag.String("core", "build/otelcol-core/otelcol-core", "collector with the core otlp_http (make build-core-collector)")
 	runs := flag.Int("runs", 3, "runs of every scenario for each exporter")
 	names := flag.String("scenarios", strings.Join(scenario.DefaultSet, ","), `scenarios to run, comma-separated, or "all" (`+strings.Join(scenario.AllNames, ", ")+")")
-	flag.IntVar(&p.Spans, "spans", p.Spans, "spans of the healthy scenario (retry-once sends a hundredth)")
+	flag.IntVar(&p.Spans, "spans", p.Spans, "spans of the healthy scenario (retry-once sends a fiftieth)")
 	flag.IntVar(&p.BatchSpans, "batch", p.BatchSpans, "spans per batch the load sends")
 	flag.DurationVar(&p.Window, "window", p.Window, "429 window")
 	flag.DurationVar(&p.HeldFor, "held-for", p.HeldFor, "how long the load into the 429 window is offered (the memory held is sampled 2 s after it, for 6 s, if that ends inside the window)")

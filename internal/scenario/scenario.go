@@ -49,7 +49,7 @@ const (
 // Params scale the scenarios.
 type Params struct {
 	// Spans is the healthy scenario's load (4 senders, batches of
-	// BatchSpans); retry-once sends a hundredth of it (the core exporter
+	// BatchSpans); retry-once sends a fiftieth of it (the core exporter
 	// waits 5 s before each retry, one batch per queue consumer).
 	Spans int
 	// BatchSpans is the spans per batch of every scenario.
@@ -82,7 +82,7 @@ func DefaultParams() Params {
 		QuotaRate:  2000,
 		QuotaFor:   10 * time.Second,
 		PacedRate:  4000,
-		HeldRate:   20000,
+		HeldRate:   40000,
 	}
 }
 
@@ -118,7 +118,7 @@ func (p Params) Build(name string) (Scenario, error) {
 			Load:        l, Timeout: 2 * time.Minute,
 		}, nil
 	case RetryOnce:
-		l := p.maxRate(p.Spans / 100)
+		l := p.maxRate(p.Spans / 50)
 		return Scenario{
 			Name:        name,
 			Description: fmt.Sprintf("%d spans from %d senders in batches of %d, as fast as possible; the backend answers 503 to the first request of each batch and 200 to its retry", l.Total(), l.Senders, l.Spans),

@@ -165,10 +165,10 @@ func runQueued(b *testing.B, exp exporter.Traces, got *atomic.Int64, td ptrace.T
 	b.StopTimer()
 }
 
-// BenchmarkQueuedExport: the default memory queue in front of both
-// exporters, every batch accepted. This exporter encodes in its consumers
-// while nothing waits (encode_at: auto, the default) or as each batch
-// enters (entry: gzip on the caller's goroutine, as the receiver's).
+// BenchmarkQueuedExport: the same memory queue in front of both
+// exporters, every batch accepted. This exporter encodes each batch as it
+// enters (encode_at: entry, the default: gzip on the caller's goroutine, as
+// on the receiver's) or in its consumers while nothing waits (auto).
 func BenchmarkQueuedExport(b *testing.B) {
 	td := benchBatch(500)
 	b.Run("exporter=otlp_http", func(b *testing.B) {
@@ -179,9 +179,9 @@ func BenchmarkQueuedExport(b *testing.B) {
 		cfg.QueueConfig = configoptional.Some(withQueue())
 		runQueued(b, start(b, f, cfg), got, td)
 	})
-	for _, at := range []otlphttpretry.EncodeAt{otlphttpretry.EncodeAtAuto, otlphttpretry.EncodeAtEntry} {
+	for _, at := range []otlphttpretry.EncodeAt{otlphttpretry.EncodeAtEntry, otlphttpretry.EncodeAtAuto} {
 		name := "exporter=otlp_http_retry"
-		if at != otlphttpretry.EncodeAtAuto {
+		if at != otlphttpretry.EncodeAtEntry {
 			name += "_encode_at_" + string(at)
 		}
 		b.Run(name, func(b *testing.B) {

@@ -77,7 +77,7 @@ type Config struct {
 
 	// Encoding of the payload: proto (default) or json.
 	Encoding EncodingType `mapstructure:"encoding"`
-	// EncodeAt is where a batch is encoded and compressed: auto (default), entry or consumer.
+	// EncodeAt is where a batch is encoded and compressed: entry (default), auto or consumer.
 	EncodeAt EncodeAt `mapstructure:"encode_at"`
 
 	// Backoff is the counted exponential backoff for retryable failures without Retry-After.

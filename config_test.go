@@ -74,7 +74,7 @@ func TestConfigDefaultEntryDecodesToDefaults(t *testing.T) {
 	assert.Equal(t, retry.NewDefaultRetryAfterConfig(), cfg.RetryAfter)
 	assert.Equal(t, "Idempotency-Key", cfg.IdempotencyHeader)
 	assert.Empty(t, cfg.AttemptHeader)
-	assert.Equal(t, EncodeAtAuto, cfg.EncodeAt)
+	assert.Equal(t, EncodeAtEntry, cfg.EncodeAt)
 }
 
 func TestConfigFullEntryDecodesEveryKey(t *testing.T) {
@@ -103,7 +103,7 @@ func TestConfigFullEntryDecodesEveryKey(t *testing.T) {
 	want.MetricsEndpoint = "https://metrics.example.com/otlp/v1/metrics"
 	want.LogsEndpoint = "https://logs.example.com/otlp/v1/logs"
 	want.Encoding = EncodingJSON
-	want.EncodeAt = EncodeAtEntry
+	want.EncodeAt = EncodeAtAuto
 	want.Backoff = retry.BackoffConfig{
 		MaxAttempts:     8,
 		InitialInterval: 250 * time.Millisecond,
@@ -308,9 +308,9 @@ func TestConfigRejectsBadValuesNamingKeyAndFix(t *testing.T) {
 		{"bad_outage_negative", stageValidate, []string{"outage::max_duration: -1m0s must not be negative (0 means no limit)"}},
 		{"bad_outage_huge", stageValidate, []string{"outage::max_duration: 10000h0m0s must be at most 8760h0m0s; use 0 for no limit"}},
 		{"bad_pacing_quiet_period", stageValidate, []string{"pacing::quiet_period: 100ms must be between 1s and 24h"}},
-		{"bad_encode_at", stageUnmarshal, []string{"encode_at", `"later"`, "use auto, entry or consumer"}},
-		{"bad_encode_at_persistent", stageValidate, []string{"encode_at: consumer", "persistent queue (sending_queue::storage) stores bytes", "use auto or entry"}},
-		{"bad_encode_at_bytes", stageValidate, []string{"encode_at: consumer", "in bytes", "use auto or entry, or another sending_queue::sizer"}},
+		{"bad_encode_at", stageUnmarshal, []string{"encode_at", `"later"`, "use entry, auto or consumer"}},
+		{"bad_encode_at_persistent", stageValidate, []string{"encode_at: consumer", "persistent queue (sending_queue::storage) stores bytes", "use entry or auto"}},
+		{"bad_encode_at_bytes", stageValidate, []string{"encode_at: consumer", "in bytes", "use entry or auto, or another sending_queue::sizer"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -370,7 +370,7 @@ func TestConfigRejectedEntriesHaveOneMistake(t *testing.T) {
 		"bad_outage_huge":                       func(c *Config) { c.Outage.MaxDuration = 0 },
 		"bad_pacing_quiet_period":               func(c *Config) { c.Pacing.QuietPeriod = time.Minute },
 		"bad_encode_at_persistent":              func(c *Config) { c.EncodeAt = EncodeAtEntry },
-		"bad_encode_at_bytes":                   func(c *Config) { c.EncodeAt = EncodeAtAuto },
+		"bad_encode_at_bytes":                   func(c *Config) { c.EncodeAt = EncodeAtEntry },
 	}
 	for name, fix := range fixes {
 		t.Run(name, func(t *testing.T) {

@@ -16,6 +16,8 @@ import (
 type EncodeAt string
 
 const (
+	// EncodeAtEntry always encodes as the batch enters (the default).
+	EncodeAtEntry EncodeAt = "entry"
 	// EncodeAtAuto encodes in the consumer while nothing waits (the gate is
 	// open and no payload waits for a retry or a paced slot), and as the
 	// batch enters once something does: a queue that fills while the
@@ -23,8 +25,6 @@ const (
 	// persistent queue and a queue sized in bytes always get the bytes at
 	// entry.
 	EncodeAtAuto EncodeAt = "auto"
-	// EncodeAtEntry always encodes as the batch enters.
-	EncodeAtEntry EncodeAt = "entry"
 	// EncodeAtConsumer always encodes in the consumer (memory queue only):
 	// the queue holds pdata, as the core otlp_http exporter's does.
 	EncodeAtConsumer EncodeAt = "consumer"
@@ -32,14 +32,14 @@ const (
 
 var _ encoding.TextUnmarshaler = (*EncodeAt)(nil)
 
-// UnmarshalText rejects anything but auto, entry and consumer at config load.
+// UnmarshalText rejects anything but entry, auto and consumer at config load.
 func (e *EncodeAt) UnmarshalText(text []byte) error {
 	switch s := EncodeAt(text); s {
-	case EncodeAtAuto, EncodeAtEntry, EncodeAtConsumer:
+	case EncodeAtEntry, EncodeAtAuto, EncodeAtConsumer:
 		*e = s
 		return nil
 	default:
-		return fmt.Errorf("invalid encode_at %q: use auto, entry or consumer", string(text))
+		return fmt.Errorf("invalid encode_at %q: use entry, auto or consumer", string(text))
 	}
 }
 
@@ -51,9 +51,9 @@ func (cfg *Config) encodeAtError() error {
 	q := cfg.QueueConfig.Get()
 	switch {
 	case q.StorageID != nil:
-		return errors.New("encode_at: consumer keeps batches as pdata in the queue, but a persistent queue (sending_queue::storage) stores bytes: use auto or entry")
+		return errors.New("encode_at: consumer keeps batches as pdata in the queue, but a persistent queue (sending_queue::storage) stores bytes: use entry or auto")
 	case q.Sizer == exporterhelper.RequestSizerTypeBytes:
-		return errors.New("encode_at: consumer cannot size the queue in bytes before a batch is encoded: use auto or entry, or another sending_queue::sizer")
+		return errors.New("encode_at: consumer cannot size the queue in bytes before a batch is encoded: use entry or auto, or another sending_queue::sizer")
 	}
 	return nil
 }

@@ -60,6 +60,7 @@ func TestEncodeAtAutoEncodesInTheConsumerUntilSomethingWaits(t *testing.T) {
 	srv := newBackend(t, reply(http.StatusTooManyRequests, "Retry-After", "60"), reply(http.StatusOK))
 	cfg := testConfig(srv.URL)
 	withMemoryQueue(cfg, 1)
+	cfg.EncodeAt = EncodeAtAuto
 	h := startEncodeHarness(t, cfg, retrytest.NewClock(start))
 
 	first := h.enter(t, 3)
@@ -101,6 +102,7 @@ func TestEncodeAtAutoEncodesAtEntryWhileAPayloadWaitsForItsSlot(t *testing.T) {
 	srv := newBackend(t, reply(http.StatusOK, "RateLimit-Policy", `"default";q=10;w=30`, "RateLimit", `"default";r=0;t=30`), reply(http.StatusOK))
 	cfg := testConfig(srv.URL)
 	withMemoryQueue(cfg, 1)
+	cfg.EncodeAt = EncodeAtAuto
 	h := startEncodeHarness(t, cfg, retrytest.NewClock(start))
 
 	require.NoError(t, h.e.push(context.Background(), h.enter(t, 1)), "accepted; the quota is spent for 30 s")

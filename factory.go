@@ -112,7 +112,7 @@ func createDefaultConfig() component.Config {
 		Unauthorized:      retry.NewDefaultUnauthorizedConfig(),
 		Outage:            retry.NewDefaultOutageConfig(),
 		Pacing:            retry.NewDefaultPacingConfig(),
-		EncodeAt:          EncodeAtAuto,
+		EncodeAt:          EncodeAtEntry,
 	}
 }
 

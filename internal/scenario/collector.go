@@ -49,7 +49,7 @@ type Setup struct {
 	// PacingOff sets otlp_http_retry's pacing::enabled to false (the core
 	// exporter has no such setting).
 	PacingOff bool
-	// EncodeAt sets otlp_http_retry's encode_at (empty: its default).
+	// EncodeAt sets otlp_http_retry's encode_at (empty: its default, entry).
 	EncodeAt string
 }
 

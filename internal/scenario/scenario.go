@@ -49,11 +49,10 @@ const (
 // Params scale the scenarios.
 type Params struct {
 	// Spans is the healthy scenario's load (4 senders, batches of
-	// BatchSpans); retry-once sends a fiftieth of it in batches twice as
-	// big (the core exporter waits 5 s before each retry, one batch per
-	// queue consumer).
+	// BatchSpans); retry-once sends a fiftieth of it (the core exporter
+	// waits 5 s before each retry, one batch per queue consumer).
 	Spans int
-	// BatchSpans is the spans per batch of every scenario but retry-once.
+	// BatchSpans is the spans per batch of every scenario.
 	BatchSpans int
 	// Window is the length of the 429 window (Retry-After RetryAfter);
 	// the load into it is offered for HeldFor. FailFor is the length of
@@ -119,10 +118,7 @@ func (p Params) Build(name string) (Scenario, error) {
 			Load:        l, Timeout: 2 * time.Minute,
 		}, nil
 	case RetryOnce:
-		// Batches of twice the usual size: the core exporter waits 5 s
-		// before each retry, one batch per queue consumer, so its run
-		// lasts 5 s per batch a consumer gets.
-		l := Params{BatchSpans: 2 * p.BatchSpans}.maxRate(p.Spans / 50)
+		l := p.maxRate(p.Spans / 50)
 		return Scenario{
 			Name:        name,
 			Description: fmt.Sprintf("%d spans from %d senders in batches of %d, as fast as possible; the backend answers 503 to the first request of each batch and 200 to its retry", l.Total(), l.Senders, l.Spans),

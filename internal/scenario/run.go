@@ -104,8 +104,13 @@ type Result struct {
 	Origin, WindowEnd time.Time
 }
 
-// heldSampling is how long liveHeap scrapes.
-const heldSampling = 6 * time.Second
+// heldSampling is how long liveHeap scrapes; before the load, while the
+// collector is idle and collects rarely, it goes on for up to
+// baselineSampling until it has seen a collection.
+const (
+	heldSampling     = 6 * time.Second
+	baselineSampling = 3 * heldSampling
+)
 
 // heapMetric is the collector's Go heap in use, from its own metrics.
 const heapMetric = "otelcol_process_runtime_heap_alloc_bytes"
@@ -138,7 +143,7 @@ func (s Scenario) Run(ctx context.Context, exp Exporter, bin string, setup Setup
 	}()
 	var heap0 float64
 	if s.HeldAt > 0 {
-		if heap0, err = liveHeap(ctx, col.Config.MetricsURL(), heldSampling); err != nil {
+		if heap0, err = liveHeap(ctx, col.Config.MetricsURL(), heldSampling, baselineSampling); err != nil {
 			return nil, err
 		}
 	}
@@ -349,7 +354,7 @@ func sampleHeld(ctx context.Context, backend *demobackend.Backend, col *Running,
 	if err != nil {
 		return heldSample{err: err}
 	}
-	if h.heap, err = liveHeap(ctx, col.Config.MetricsURL(), heldSampling); err != nil {
+	if h.heap, err = liveHeap(ctx, col.Config.MetricsURL(), heldSampling, heldSampling); err != nil {
 		return heldSample{err: err}
 	}
 	p1, err := ReadProc(col.Pid)
@@ -364,17 +369,18 @@ func sampleHeld(ctx context.Context, backend *demobackend.Backend, col *Running,
 // (otelcol_process_runtime_heap_alloc_bytes, refreshed at most once a
 // second) counts garbage until the next collection, and an idle collector,
 // its load queued behind a throttle, collects nothing. Each scrape of its
-// metrics allocates a little, so scraping every 2 ms for d brings on
+// metrics allocates a little, so scraping every 2 ms brings on
 // collections; between two collections the heap in use grows from the live
 // heap to twice it (GOGC=100). The lowest value seen after the first
 // collection is the estimate: an overestimate by about the live heap over
-// the number of values seen. It fails when no collection happened within d.
-func liveHeap(ctx context.Context, url string, d time.Duration) (float64, error) {
-	deadline := time.Now().Add(d)
+// the number of values seen. It scrapes for d, and on past d until it has
+// seen a collection, for limit at most; it fails when it saw none.
+func liveHeap(ctx context.Context, url string, d, limit time.Duration) (float64, error) {
+	began := time.Now()
 	prev, low, collected := math.Inf(1), math.Inf(1), false
 	tick := time.NewTicker(2 * time.Millisecond)
 	defer tick.Stop()
-	for time.Now().Before(deadline) {
+	for since := time.Duration(0); since < d || (!collected && since < limit); since = time.Since(began) {
 		m, err := demorun.Scrape(ctx, url)
 		if err != nil {
 			return 0, err
@@ -394,7 +400,7 @@ func liveHeap(ctx context.Context, url string, d time.Duration) (float64, error)
 		}
 	}
 	if !collected {
-		return 0, fmt.Errorf("the collector's heap did not shrink within %s of scraping %s", d, url)
+		return 0, fmt.Errorf("the collector's heap did not shrink within %s of scraping %s", max(d, limit), url)
 	}
 	return low, nil
 }

@@ -75,14 +75,14 @@ func DefaultParams() Params {
 	return Params{
 		Spans:      1_000_000,
 		BatchSpans: 500,
-		Window:     14 * time.Second,
-		HeldFor:    5 * time.Second,
+		Window:     12 * time.Second,
+		HeldFor:    3 * time.Second,
 		FailFor:    5 * time.Second,
 		RetryAfter: 5,
 		QuotaRate:  2000,
-		QuotaFor:   10 * time.Second,
+		QuotaFor:   8 * time.Second,
 		PacedRate:  4000,
-		HeldRate:   40000,
+		HeldRate:   60000,
 	}
 }
 

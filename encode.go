@@ -6,6 +6,12 @@ import (
 	"fmt"
 
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/otlphttpretry/otlphttpretry/retry"
 )
@@ -79,4 +85,25 @@ func (e *baseExporter) encodeAtEntry() bool {
 	}
 	reason, _ := e.loop.Gate().State()
 	return reason != retry.HoldNone || e.loop.Waiting() > 0
+}
+
+// Sizers of the protobuf encoding, for the queue's byte count of a batch
+// not yet encoded.
+var (
+	tracesSizer  ptrace.ProtoMarshaler
+	metricsSizer pmetric.ProtoMarshaler
+	logsSizer    plog.ProtoMarshaler
+)
+
+// requestSize is the size of req's protobuf encoding, without encoding it.
+func requestSize(req otlpRequest) int {
+	switch r := req.(type) {
+	case ptraceotlp.ExportRequest:
+		return tracesSizer.TracesSize(r.Traces())
+	case pmetricotlp.ExportRequest:
+		return metricsSizer.MetricsSize(r.Metrics())
+	case plogotlp.ExportRequest:
+		return logsSizer.LogsSize(r.Logs())
+	}
+	return 0
 }

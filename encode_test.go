@@ -12,6 +12,10 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/otlphttpretry/otlphttpretry/internal/metadata"
@@ -41,9 +45,7 @@ func startEncodeHarness(t *testing.T, cfg *Config, clock *retrytest.Clock) *enco
 // enter hands a batch of n spans to the exporter as the queue's converter does.
 func (h *encodeHarness) enter(t *testing.T, n int) *payload {
 	t.Helper()
-	td := spans("enc", n)
-	req := ptraceotlp.NewExportRequestFromTraces(td)
-	r, err := h.e.newPayload(context.Background(), n, req.MarshalProto, req.MarshalJSON, func() int { return tracesSizer.TracesSize(td) })
+	r, err := h.e.newPayload(context.Background(), n, ptraceotlp.NewExportRequestFromTraces(spans("enc", n)))
 	require.NoError(t, err)
 	return r.(*payload)
 }
@@ -174,4 +176,23 @@ func spanCount(t *testing.T, body []byte) int {
 	req := ptraceotlp.NewExportRequest()
 	require.NoError(t, req.UnmarshalProto(gunzip(t, body)))
 	return req.Traces().SpanCount()
+}
+
+// TestRequestSizeIsTheProtobufSize: a payload not yet encoded reports, for
+// the queue, the size its protobuf encoding will have, for every signal.
+func TestRequestSizeIsTheProtobufSize(t *testing.T) {
+	md := pmetric.NewMetrics()
+	md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty().Metrics().AppendEmpty().SetEmptyGauge().DataPoints().AppendEmpty().SetIntValue(7)
+	ld := plog.NewLogs()
+	ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().Body().SetStr("a log line")
+	for _, req := range []otlpRequest{
+		ptraceotlp.NewExportRequestFromTraces(spans("size", 3)),
+		pmetricotlp.NewExportRequestFromMetrics(md),
+		plogotlp.NewExportRequestFromLogs(ld),
+	} {
+		raw, err := req.MarshalProto()
+		require.NoError(t, err)
+		assert.Equal(t, len(raw), requestSize(req), "%T", req)
+		assert.NotZero(t, requestSize(req))
+	}
 }

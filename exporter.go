@@ -117,33 +117,46 @@ func (e *baseExporter) shutdown(context.Context) error {
 	return nil
 }
 
+// otlpRequest is an OTLP export request of any signal.
+type otlpRequest interface {
+	MarshalProto() ([]byte, error)
+	MarshalJSON() ([]byte, error)
+}
+
 // newPayload keys a batch as it enters the exporter, and encodes and
 // compresses it now or leaves that to its consumer (encodeAtEntry).
-func (e *baseExporter) newPayload(ctx context.Context, items int, marshalProto, marshalJSON func() ([]byte, error), size func() int) (xexporterhelper.Request, error) {
-	marshal := marshalProto
-	if e.cfg.Encoding == EncodingJSON {
-		marshal = marshalJSON
-	}
+func (e *baseExporter) newPayload(ctx context.Context, items int, req otlpRequest) (xexporterhelper.Request, error) {
 	key, err := uuid.NewV7()
 	if err != nil {
 		return nil, e.encodeFailed(ctx, items, err)
 	}
-	p := &payload{key: key, items: items, received: e.clock.Now(), pending: &pendingBody{
-		encode: func() ([]byte, error) {
-			raw, err := marshal()
-			if err != nil {
-				return nil, err
-			}
-			return compress(e.cfg.ClientConfig.Compression, e.cfg.ClientConfig.CompressionParams.Level, raw)
-		},
-		size: size,
-	}}
+	p := &payload{key: key, items: items, received: e.clock.Now()}
 	if e.encodeAtEntry() {
-		if err := p.encode(); err != nil {
+		if p.body, err = e.encode(req); err != nil {
 			return nil, e.encodeFailed(ctx, items, err)
 		}
+		return p, nil
+	}
+	p.pending = &pendingBody{
+		encode: func() ([]byte, error) { return e.encode(req) },
+		size:   func() int { return requestSize(req) },
 	}
 	return p, nil
+}
+
+// encode marshals req in the configured encoding and compresses it.
+func (e *baseExporter) encode(req otlpRequest) ([]byte, error) {
+	var raw []byte
+	var err error
+	if e.cfg.Encoding == EncodingJSON {
+		raw, err = req.MarshalJSON()
+	} else {
+		raw, err = req.MarshalProto()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return compress(e.cfg.ClientConfig.Compression, e.cfg.ClientConfig.CompressionParams.Level, raw)
 }
 
 // encodeFailed counts and logs a batch that cannot be encoded, and returns

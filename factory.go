@@ -29,14 +29,6 @@ import (
 	"github.com/otlphttpretry/otlphttpretry/retry"
 )
 
-// Sizers of the protobuf encoding, for the queue's byte count of a batch
-// not yet encoded.
-var (
-	tracesSizer  ptrace.ProtoMarshaler
-	metricsSizer pmetric.ProtoMarshaler
-	logsSizer    plog.ProtoMarshaler
-)
-
 // NewFactory returns the otlp_http_retry exporter factory.
 func NewFactory() exporter.Factory {
 	return newFactory(retry.RealClock{})
@@ -53,8 +45,7 @@ func newFactory(clock retry.Clock) exporter.Factory {
 				return nil, err
 			}
 			exp, err := xexporterhelper.NewTracesRequest(ctx, helperSettings(set, cfg.(*Config)), func(ctx context.Context, td ptrace.Traces) (xexporterhelper.Request, error) {
-				req := ptraceotlp.NewExportRequestFromTraces(td)
-				return e.newPayload(ctx, td.SpanCount(), req.MarshalProto, req.MarshalJSON, func() int { return tracesSizer.TracesSize(td) })
+				return e.newPayload(ctx, td.SpanCount(), ptraceotlp.NewExportRequestFromTraces(td))
 			}, markInterrupted(e.push), opts...)
 			if err != nil {
 				return nil, err
@@ -67,8 +58,7 @@ func newFactory(clock retry.Clock) exporter.Factory {
 				return nil, err
 			}
 			exp, err := xexporterhelper.NewMetricsRequest(ctx, helperSettings(set, cfg.(*Config)), func(ctx context.Context, md pmetric.Metrics) (xexporterhelper.Request, error) {
-				req := pmetricotlp.NewExportRequestFromMetrics(md)
-				return e.newPayload(ctx, md.DataPointCount(), req.MarshalProto, req.MarshalJSON, func() int { return metricsSizer.MetricsSize(md) })
+				return e.newPayload(ctx, md.DataPointCount(), pmetricotlp.NewExportRequestFromMetrics(md))
 			}, markInterrupted(e.push), opts...)
 			if err != nil {
 				return nil, err
@@ -81,8 +71,7 @@ func newFactory(clock retry.Clock) exporter.Factory {
 				return nil, err
 			}
 			exp, err := xexporterhelper.NewLogsRequest(ctx, helperSettings(set, cfg.(*Config)), func(ctx context.Context, ld plog.Logs) (xexporterhelper.Request, error) {
-				req := plogotlp.NewExportRequestFromLogs(ld)
-				return e.newPayload(ctx, ld.LogRecordCount(), req.MarshalProto, req.MarshalJSON, func() int { return logsSizer.LogsSize(ld) })
+				return e.newPayload(ctx, ld.LogRecordCount(), plogotlp.NewExportRequestFromLogs(ld))
 			}, markInterrupted(e.push), opts...)
 			if err != nil {
 				return nil, err

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/otlphttpretry/otlphttpretry/internal/scenario"
 	"github.com/otlphttpretry/otlphttpretry/retry"
 )
 
@@ -126,16 +127,11 @@ func (l *lockedRand) Float64() float64 {
 }
 
 // exporterPolicy is the policy the exporter builds from its default
-// config (exporter.go, factory.go).
+// config (exporter.go, factory.go): hold on 401, pacing on.
 func exporterPolicy() retry.Policy {
-	return retry.Policy{
-		Backoff:            retry.NewDefaultBackoffConfig(),
-		RetryAfter:         retry.NewDefaultRetryAfterConfig(),
-		Unauthorized:       retry.NewDefaultUnauthorizedConfig(),
-		Outage:             retry.NewDefaultOutageConfig(),
-		Pacing:             retry.NewDefaultPacingConfig(),
-		HoldOnUnauthorized: true,
-	}
+	p := defaultPolicy()
+	p.Pacing = retry.NewDefaultPacingConfig()
+	return p
 }
 
 // run simulates the fleet with seed; call it inside a synctest bubble.
@@ -228,39 +224,9 @@ func (s fleetSim) run(seed uint64) fleetFigures {
 			f.AfterWindow++
 		}
 	}
-	f.Peak = peakPerSecond(arrivals, windowEnd, lastDelivered)
-	f.Fairness = jain(f.shares)
+	f.Peak = scenario.PeakPerSecond(arrivals, windowEnd, lastDelivered)
+	f.Fairness = scenario.Jain(f.shares)
 	return f
-}
-
-// peakPerSecond is the most times in any [t, t+1s) with t in [from, to],
-// as the benchmark counts it.
-func peakPerSecond(times []time.Time, from, to time.Time) int {
-	sorted := slices.Clone(times)
-	slices.SortFunc(sorted, func(a, b time.Time) int { return a.Compare(b) })
-	peak, j := 0, 0
-	for i, t := range sorted {
-		if t.Before(from) || t.After(to) {
-			continue
-		}
-		j = max(j, i)
-		for j < len(sorted) && sorted[j].Before(t.Add(time.Second)) {
-			j++
-		}
-		peak = max(peak, j-i)
-	}
-	return peak
-}
-
-// jain is Jain's fairness index: 1 when every x is equal, 1/n when one
-// takes everything.
-func jain(xs []float64) float64 {
-	var sum, sq float64
-	for _, x := range xs {
-		sum += x
-		sq += x * x
-	}
-	return sum * sum / (float64(len(xs)) * sq)
 }
 
 func simulateFleet(t *testing.T, s fleetSim, seed uint64) fleetFigures {

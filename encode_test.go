@@ -196,3 +196,12 @@ func TestRequestSizeIsTheProtobufSize(t *testing.T) {
 		assert.NotZero(t, requestSize(req))
 	}
 }
+
+// TestPersistingAPayloadNotYetEncodedIsRefused: a persistent queue gets
+// payloads encoded at entry; one that is not (which the config prevents)
+// is refused rather than stored without its bytes.
+func TestPersistingAPayloadNotYetEncodedIsRefused(t *testing.T) {
+	p := &payload{items: 1, pending: ptraceotlp.NewExportRequestFromTraces(spans("p", 1))}
+	_, err := payloadEncoding{}.Marshal(context.Background(), p)
+	require.ErrorContains(t, err, "not encoded yet")
+}

@@ -137,10 +137,7 @@ func (e *baseExporter) newPayload(ctx context.Context, items int, req otlpReques
 		}
 		return p, nil
 	}
-	p.pending = &pendingBody{
-		encode: func() ([]byte, error) { return e.encode(req) },
-		size:   func() int { return requestSize(req) },
-	}
+	p.pending = req
 	return p, nil
 }
 
@@ -175,8 +172,14 @@ func (e *baseExporter) push(ctx context.Context, r xexporterhelper.Request) erro
 	if !ok {
 		return consumererror.NewPermanent(fmt.Errorf("unexpected request type %T", r))
 	}
-	if err := p.encode(); err != nil {
-		return consumererror.NewPermanent(e.encodeFailed(ctx, p.items, err))
+	if p.pending != nil {
+		// Left to the consumer: encoded once, before the first attempt,
+		// and the pdata let go.
+		body, err := e.encode(p.pending)
+		if err != nil {
+			return consumererror.NewPermanent(e.encodeFailed(ctx, p.items, err))
+		}
+		p.body, p.pending = body, nil
 	}
 	ctx, end := e.tel.startExport(ctx, p)
 	var firstAttempt time.Time

@@ -23,28 +23,9 @@ type payload struct {
 	body     []byte
 	items    int
 	received time.Time // when the batch entered the exporter
-	// pending makes the body, until it exists (nil once it does).
-	pending *pendingBody
-}
-
-// pendingBody is a batch not yet encoded: the pdata, behind its encoder.
-type pendingBody struct {
-	encode func() ([]byte, error) // marshal and compress
-	size   func() int             // the encoded size before compression
-}
-
-// encode makes the body if it does not exist yet, once, and lets go of the
-// pdata. Only the one consumer that holds the payload calls it.
-func (p *payload) encode() error {
-	if p.pending == nil {
-		return nil
-	}
-	body, err := p.pending.encode()
-	if err != nil {
-		return err
-	}
-	p.body, p.pending = body, nil
-	return nil
+	// pending is the batch while it waits for its consumer to encode it
+	// (encode_at auto or consumer); nil once body exists.
+	pending otlpRequest
 }
 
 var _ xexporterhelper.Request = (*payload)(nil)
@@ -56,7 +37,7 @@ func (p *payload) ItemsCount() int { return p.items }
 // the batch's encoding before compression.
 func (p *payload) BytesSize() int {
 	if p.pending != nil {
-		return p.pending.size()
+		return requestSize(p.pending)
 	}
 	return len(p.body)
 }
@@ -89,8 +70,8 @@ func (payloadEncoding) Marshal(_ context.Context, r xexporterhelper.Request) ([]
 	}
 	// A persistent queue always gets payloads encoded at entry; this only
 	// guards the format.
-	if err := p.encode(); err != nil {
-		return nil, fmt.Errorf("cannot persist a payload that does not encode: %w", err)
+	if p.pending != nil {
+		return nil, errors.New("cannot persist a payload that is not encoded yet")
 	}
 	buf := make([]byte, 0, len(payloadMagic)+16+8+binary.MaxVarintLen64+len(p.body))
 	buf = append(buf, payloadMagic...)

@@ -640,9 +640,14 @@ func TestTelemetryPacingGauges(t *testing.T) {
 	go func() { done <- h.consume(t, 3) }()
 	require.True(t, clock.WaitForTimers(1, 10*time.Second), "the refused payload waits out its Retry-After")
 	// 30 spans accepted, over at least a second: 30 a second; the pace
-	// starts again at 90 % of it.
+	// starts again at it.
 	metadatatest.AssertEqualOtlpHTTPRetryPacingCeiling(t, h.tel, []metricdata.DataPoint[float64]{h.gaugeF(30)}, telOpts...)
-	metadatatest.AssertEqualOtlpHTTPRetryPacingRate(t, h.tel, []metricdata.DataPoint[float64]{h.gaugeF(27)}, telOpts...)
+	metadatatest.AssertEqualOtlpHTTPRetryPacingRate(t, h.tel, []metricdata.DataPoint[float64]{h.gaugeF(30)}, telOpts...)
 	clock.Advance(time.Second)
 	require.NoError(t, <-done)
+	// A second later the pace has grown by 0.15 of a request (of 3 spans)
+	// a second, and by 0.5 % of the ceiling; the ceiling stays.
+	ceiling, seconds := 30.0, 1.0
+	metadatatest.AssertEqualOtlpHTTPRetryPacingCeiling(t, h.tel, []metricdata.DataPoint[float64]{h.gaugeF(30)}, telOpts...)
+	metadatatest.AssertEqualOtlpHTTPRetryPacingRate(t, h.tel, []metricdata.DataPoint[float64]{h.gaugeF(ceiling*(1+0.005*seconds*seconds) + 0.15*3*seconds)}, telOpts...)
 }

@@ -237,19 +237,27 @@ func simulateFleet(t *testing.T, s fleetSim, seed uint64) fleetFigures {
 }
 
 // TestFleetKeepsTheWindowsEndGentle: the fleet of 50 after a window that
-// refused everyone (the benchmark's fleet, simulated): nothing is lost, and
-// in the second after the window no more than the bucket's burst plus one
-// probe per collector arrive (the slow start, not everything that waited).
-// It logs the fairness, which is not yet where the goal is (≥ 0.9).
+// refused everyone (the benchmark's fleet, simulated) over twenty seeds:
+// nothing is lost; in the second after the window no more than the
+// bucket's burst plus one probe per collector arrive (the slow start, not
+// everything that waited); and the quota is shared evenly between the
+// window's end and the load's: Jain's index has a median of at least 0.89
+// (the pacer before the additive step and the per-refusal cut: 0.871; 50
+// collectors drawing at random would score 0.95), and no seed is below 0.8.
 func TestFleetKeepsTheWindowsEndGentle(t *testing.T) {
 	s := defaultFleetSim()
-	for _, seed := range []uint64{1, 2, 3} {
+	var fair []float64
+	for seed := range uint64(20) {
 		f := simulateFleet(t, s, seed)
 		t.Logf("seed %d: %s", seed, f)
 		assert.Zero(t, f.Lost, "seed %d: batches lost", seed)
 		assert.LessOrEqual(t, f.AfterWindow, int(s.QuotaRPS)+s.Size, "seed %d: requests in the second after the window", seed)
 		assert.Equal(t, s.Size*int(s.Rate*s.LoadFor.Seconds()), f.Requests-f.Refused, "seed %d: every batch accepted once", seed)
+		assert.GreaterOrEqual(t, f.Fairness, 0.8, "seed %d: fairness", seed)
+		fair = append(fair, f.Fairness)
 	}
+	slices.Sort(fair)
+	assert.GreaterOrEqual(t, (fair[9]+fair[10])/2, 0.89, "median fairness over twenty seeds")
 }
 
 // TestFleetDistribution logs the fleet's figures over many seeds (set

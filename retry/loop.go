@@ -224,7 +224,7 @@ func (l *Loop) attempt(ctx context.Context, s State, pass Pass, items int, send 
 		case d.Action == ActionSuccess:
 			l.pacer.Accepted(now, items, rl)
 		case d.Throttled:
-			l.pacer.Refused(now, items, rl)
+			l.pacer.Refused(now, started, items, pass.Probe, rl)
 		default:
 			l.pacer.Observed(now, rl)
 		}

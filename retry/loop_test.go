@@ -947,6 +947,40 @@ func TestLoopPacesAfterAThrottle(t *testing.T) {
 	}
 }
 
+// TestLoopARefusedProbeDoesNotCutThePace: a payload refused at the pace
+// cuts it; the hold's probe, refused again, says only that the hold goes
+// on and leaves the pace as the first refusal set it.
+func TestLoopARefusedProbeDoesNotCutThePace(t *testing.T) {
+	policy := defaultPolicy()
+	policy.Pacing = retry.NewDefaultPacingConfig()
+	h := newHarness(retrytest.NewAutoClock(t0), policy, 0)
+	accepted := newScript(resp(200))
+	for range 10 {
+		require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, accepted.send).Kind)
+	}
+	require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, newScript(withRetryAfter(429, "1"), resp(200)).send).Kind)
+	for range 5 {
+		require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, accepted.send).Kind)
+	}
+	var ceilings []float64
+	answers := []retry.Response{withRetryAfter(429, "1"), withRetryAfter(429, "1"), resp(200)}
+	out := h.loop.RunItems(context.Background(), 100, func(_ context.Context, attempt int) retry.Response {
+		ceilings = append(ceilings, h.loop.Pacer().Ceiling())
+		return answers[attempt-1]
+	})
+	require.Equal(t, retry.Delivered, out.Kind)
+	require.Len(t, ceilings, 3)
+	assert.NotEqual(t, ceilings[0], ceilings[1], "the refusal at the pace cut it")
+	assert.Equal(t, ceilings[1], ceilings[2], "the refused probe left it")
+	probes := 0
+	for _, e := range h.events.of(retry.EventAttempt) {
+		if e.Probe {
+			probes++
+		}
+	}
+	assert.Positive(t, probes)
+}
+
 // TestLoopPacingOffSendsAtOnce: with pacing off nothing is paced.
 func TestLoopPacingOffSendsAtOnce(t *testing.T) {
 	h := newHarness(retrytest.NewAutoClock(t0), defaultPolicy(), 0)

@@ -8,15 +8,21 @@ import (
 
 // Pacing constants: how the learned rate moves.
 const (
-	// paceDecrease is where the rate starts again after a refusal, as a
-	// share of the ceiling (what was accepted just before it).
-	paceDecrease = 0.9
-	// paceApproach is how long the rate takes to climb back to the ceiling.
-	paceApproach = 2 * time.Second
-	// paceProbe is how fast the rate grows past the ceiling: by paceProbe
-	// times the square of the seconds since it got there (1 % after a
-	// second, 9 % after 3, twice the ceiling after 10).
-	paceProbe = 0.01
+	// paceCut is how much of the pace of the moment a refusal leaves at
+	// most (a multiplicative decrease).
+	paceCut = 0.6
+	// paceStep is how many requests a second the pace gains every second
+	// since the last refusal (an additive increase): the same for every
+	// exporter sharing a quota, whatever its pace, so that one with a low
+	// pace gains on one with a high pace. It is small, so that a single
+	// exporter with a small quota is not refused more often for it.
+	paceStep = 0.15
+	// paceProbe is how fast the rate also grows in proportion to the
+	// ceiling: by paceProbe times the square of the seconds since the last
+	// refusal (0.5 % after a second, 4.5 % after 3, twice the ceiling after
+	// 14), as TCP CUBIC does with its window. A ceiling learned too low is
+	// left behind in seconds, however high it is.
+	paceProbe = 0.005
 	// quotaSlack is how much more of the quota than a request's cost a
 	// request waits for when the quota comes back as it goes.
 	quotaSlack = 0.05
@@ -35,18 +41,22 @@ const (
 // Pacer spaces the requests to one destination once it has throttled. It
 // learns a rate, in items per second, from what the backend accepts and
 // refuses, one attempt at a time (never per retry sequence, so retries do
-// not distort it). At a refusal, what the backend accepted since the
-// previous refusal, over the time since, becomes the ceiling (a token
-// bucket is empty at both refusals, so that is its rate; never more than
-// the pace of the moment), and the pace starts again at 90 % of it. The
-// pace climbs back to the ceiling in two seconds, then grows past it slowly
-// at first and faster the longer no refusal comes (as TCP CUBIC does with
-// its window): a ceiling learned too low is left behind in seconds, and one
-// learned right is crossed gently. A refusal also voids the slots booked
-// before it: the payloads that held them pass the gate again. A throttle
-// hold that ends before anything was learned starts a slow start (see
-// HoldEnded). After QuietPeriod without a refusal the pace is unlimited
-// again.
+// not distort it), in the way TCP shares a link: it grows the same amount
+// every second for every exporter and is cut by a share at each refusal,
+// so that exporters sharing a quota converge on equal shares.
+//
+// At a refusal, the pace becomes the ceiling: what the backend accepted
+// since the previous refusal, over the time since (a token bucket is empty
+// at both refusals, so that is its rate), and never more than paceCut of
+// the pace of the moment. Requests in flight together with a refused one
+// are refused together and cut once; the refused probe of a hold only
+// says that the hold goes on. From the ceiling the pace grows by paceStep
+// requests a second every second, and in proportion to the ceiling faster
+// the longer no refusal comes (paceProbe). A refusal also voids the slots
+// booked before it: the payloads that held them pass the gate again. A
+// throttle hold that ends before anything was learned starts a slow start
+// (see HoldEnded). After QuietPeriod without a refusal the pace is
+// unlimited again.
 //
 // It also reads RateLimit headers (see Depart): a request about to leave
 // waits when the remaining quota will not cover it, until enough of a
@@ -69,6 +79,7 @@ type Pacer struct {
 	accepted    []acceptance // within acceptWindow
 	since       time.Time    // the first acceptance since the pace was last unlimited
 	acceptedRun int          // items accepted since the last refusal that set the ceiling
+	perRequest  int          // items of the last request answered: paceStep's unit
 
 	// From RateLimit headers.
 	quota       RateLimit
@@ -253,12 +264,15 @@ func (p *Pacer) Accepted(now time.Time, items int, rl RateLimit) {
 	}
 	p.accepted = append(p.accepted, acceptance{at: now, items: items})
 	p.acceptedRun += items
+	p.perRequest = items
 	p.trimLocked(now)
 }
 
-// Refused records a request of items items that the backend refused with a
-// throttle (429, or a usable Retry-After), with the answer's headers.
-func (p *Pacer) Refused(now time.Time, items int, rl RateLimit) {
+// Refused records a request of items items, sent at sent, that the
+// backend refused with a throttle (429, or a usable Retry-After), with the
+// answer's headers; probe says whether it was the probe of a throttle
+// hold.
+func (p *Pacer) Refused(now, sent time.Time, items int, probe bool, rl RateLimit) {
 	if p == nil || !p.cfg.Enabled {
 		return
 	}
@@ -267,10 +281,13 @@ func (p *Pacer) Refused(now time.Time, items int, rl RateLimit) {
 	p.observeLocked(now, rl)
 	p.decayLocked(now)
 	p.trimLocked(now)
-	// Requests in flight together are refused together: one decrease per
-	// window, not per refusal (but the first refusal in a slow start ends
-	// it, however soon).
-	if p.ceiling > 0 && !p.slowStart && now.Sub(p.lastRefusal) < acceptWindow {
+	p.perRequest = items
+	if p.ceiling > 0 && !p.slowStart && (probe || !sent.After(p.lastRefusal)) {
+		// A request that left before the last cut was in flight together
+		// with the refused one that made it: one cut for both. A hold's
+		// probe went out after the wait the server asked for, not at the
+		// pace: its refusal says the hold goes on. (The first refusal in a
+		// slow start ends it, however soon.)
 		return
 	}
 	accepted := 0
@@ -287,12 +304,18 @@ func (p *Pacer) Refused(now time.Time, items int, rl RateLimit) {
 	if p.ceiling > 0 {
 		// A token bucket is empty at both refusals: what it accepted in
 		// between, over the time between, is its rate (a little less when
-		// it filled up during the hold). Never more than the pace of the
-		// moment, which was too much.
+		// it filled up during the hold). Never more than paceCut of the
+		// pace of the moment, which was too much.
 		// (A refusal at the very instant a slow start began counts as one
 		// a millisecond later.)
+		// A slow start's pace doubled away from what it had accepted, which
+		// is all there is to go by: it is not cut further.
 		elapsed := max(now.Sub(p.lastRefusal).Seconds(), 1e-3)
-		ceiling = min(float64(p.acceptedRun)/elapsed, p.rateLocked(now))
+		cut := paceCut
+		if p.slowStart {
+			cut = 1
+		}
+		ceiling = min(float64(p.acceptedRun)/elapsed, cut*p.rateLocked(now))
 	} else {
 		// The first refusal: what was accepted over the last two seconds,
 		// or since the first acceptance if that is more recent (over at
@@ -328,6 +351,7 @@ func (p *Pacer) HoldEnded(now time.Time, items int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.decayLocked(now)
+	p.perRequest = items
 	if p.ceiling > 0 {
 		return
 	}
@@ -361,18 +385,17 @@ func (p *Pacer) Rate() float64 {
 }
 
 // rateLocked is the pace at now: in a slow start, the ceiling doubled
-// every slowStartDoubling; otherwise from 90 % of the ceiling at the last
-// refusal, up to the ceiling in paceApproach, then past it.
+// every slowStartDoubling; otherwise the ceiling at the last refusal, plus
+// paceStep requests a second for every second since, plus paceProbe of the
+// ceiling times the square of those seconds.
 func (p *Pacer) rateLocked(now time.Time) float64 {
-	s := now.Sub(p.lastRefusal)
+	// (Callers read the clock before they lock: now may be a little
+	// before the last refusal.)
+	s := max(now.Sub(p.lastRefusal).Seconds(), 0)
 	if p.slowStart {
-		return p.ceiling * math.Exp2(min(s.Seconds()/slowStartDoubling.Seconds(), 60))
+		return p.ceiling * math.Exp2(min(s/slowStartDoubling.Seconds(), 60))
 	}
-	if s < paceApproach {
-		return p.ceiling * (paceDecrease + (1-paceDecrease)*s.Seconds()/paceApproach.Seconds())
-	}
-	x := (s - paceApproach).Seconds()
-	return p.ceiling * (1 + paceProbe*x*x)
+	return p.ceiling*(1+paceProbe*s*s) + paceStep*float64(max(p.perRequest, 1))*s
 }
 
 // Ceiling returns the ceiling learned at the last refusal (or the slow

@@ -81,7 +81,7 @@ func simulate(t *testing.T, p *retry.Pacer, clock *retrytest.Clock, b *bucket, d
 			offer = offer.Add(time.Duration(float64(size) / (2 * b.rate) * float64(time.Second)))
 			continue
 		}
-		p.Refused(clock.Now(), size, rl)
+		p.Refused(clock.Now(), clock.Now(), size, false, rl)
 		if counted {
 			refused++
 		}
@@ -125,9 +125,9 @@ func TestPacerRecoversAfterTheQuietPeriod(t *testing.T) {
 		p.Accepted(t0.Add(time.Duration(i)*100*time.Millisecond), 100, retry.RateLimit{})
 	}
 	clock.Advance(time.Second)
-	p.Refused(clock.Now(), 100, retry.RateLimit{})
+	p.Refused(clock.Now(), clock.Now(), 100, false, retry.RateLimit{})
 	rate := p.Rate()
-	assert.InDelta(t, 0.9*1000, rate, 1e-6, "90% of what was accepted in the second before")
+	assert.InDelta(t, 1000, rate, 1e-6, "what was accepted in the second before")
 
 	// Paced: two requests in a row leave items/rate apart.
 	now := clock.Now()
@@ -143,33 +143,77 @@ func TestPacerRecoversAfterTheQuietPeriod(t *testing.T) {
 	assert.Equal(t, retry.PaceNone, slot.Source)
 }
 
-// TestPacerClimbsBackAndPastTheCeiling: after a refusal the pace is 90 % of
-// the rate accepted before it, back at that rate two seconds later, and
-// then grows past it ever faster, so that a ceiling learned too low costs
-// seconds, not minutes.
-func TestPacerClimbsBackAndPastTheCeiling(t *testing.T) {
+// TestPacerGrowsAfterARefusal: after a refusal the pace is the rate
+// accepted before it, and grows from there by 0.15 requests a second every
+// second (the same for every exporter, whatever its pace), and also in
+// proportion to the ceiling, faster the longer no refusal comes, so that a
+// ceiling learned too low costs seconds, not minutes.
+func TestPacerGrowsAfterARefusal(t *testing.T) {
 	clock := retrytest.NewClock(t0)
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
 	for i := range 20 {
 		p.Accepted(t0.Add(time.Duration(i)*100*time.Millisecond), 100, retry.RateLimit{})
 	}
 	clock.Advance(2 * time.Second)
-	p.Refused(clock.Now(), 100, retry.RateLimit{})
+	p.Refused(clock.Now(), clock.Now(), 100, false, retry.RateLimit{})
 	ceiling := 1900.0 / 2 // accepted over the last two seconds
 	for _, step := range []struct {
 		after time.Duration
-		share float64
+		rate  float64
 	}{
-		{0, 0.9},
-		{time.Second, 0.95},
-		{2 * time.Second, 1},
-		{3 * time.Second, 1.01},
-		{5 * time.Second, 1.09},
-		{12 * time.Second, 2},
+		{0, ceiling},
+		{time.Second, ceiling*1.005 + 15},     // 0.15 of a request of 100 items a second more, and 0.5 %
+		{3 * time.Second, ceiling*1.045 + 45}, // 4.5 %
+		{10 * time.Second, ceiling*1.5 + 150}, // half the ceiling more
+		{20 * time.Second, ceiling*3 + 300},   // twice the ceiling more
 	} {
 		clock.Advance(t0.Add(2*time.Second + step.after).Sub(clock.Now()))
-		assert.InDelta(t, step.share*ceiling, p.Rate(), 1e-6, "%s after the refusal", step.after)
+		assert.InDelta(t, step.rate, p.Rate(), 1e-6, "%s after the refusal", step.after)
 	}
+}
+
+// TestPacerCutsAtEachRefusal: each refusal of a request that left after the
+// last cut sets the pace to what the backend accepted since that cut, over
+// the time since, and to at most 60 % of the pace of the moment. Requests
+// in flight together with the refused one, and the refused probe of a hold,
+// cut nothing more.
+func TestPacerCutsAtEachRefusal(t *testing.T) {
+	clock := retrytest.NewClock(t0)
+	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
+	for i := range 10 {
+		p.Accepted(t0.Add(time.Duration(i)*100*time.Millisecond), 100, retry.RateLimit{})
+	}
+	clock.Advance(time.Second)
+	first := clock.Now()
+	p.Refused(first, first, 100, false, retry.RateLimit{})
+	require.InDelta(t, 1000, p.Rate(), 1e-6)
+
+	// Three seconds later, after more was accepted than the pace allowed
+	// (what the pace allowed binds): 60 % of the pace of the moment.
+	for i := range 60 {
+		p.Accepted(first.Add(time.Duration(i)*50*time.Millisecond), 100, retry.RateLimit{})
+	}
+	clock.Advance(3 * time.Second)
+	second := clock.Now()
+	pace := 1000*1.045 + 45
+	p.Refused(second, second.Add(-10*time.Millisecond), 100, false, retry.RateLimit{})
+	assert.InDelta(t, 0.6*pace, p.Rate(), 1e-6, "60 %% of the pace of the moment")
+
+	clock.Advance(20 * time.Millisecond)
+	p.Refused(clock.Now(), second.Add(-5*time.Millisecond), 100, false, retry.RateLimit{})
+	uncut := 0.6*pace*(1+0.005*0.02*0.02) + 0.15*100*0.02 // 20 ms of growth
+	assert.InDelta(t, uncut, p.Rate(), 1e-6, "a request in flight with the refused one cuts nothing")
+	p.Refused(clock.Now(), clock.Now(), 100, true, retry.RateLimit{})
+	assert.InDelta(t, uncut, p.Rate(), 1e-6, "a hold's refused probe cuts nothing")
+
+	// A second later, after less was accepted than 60 % of the pace: what
+	// was accepted binds.
+	for i := range 3 {
+		p.Accepted(second.Add(time.Duration(100+i*100)*time.Millisecond), 100, retry.RateLimit{})
+	}
+	clock.Advance(second.Add(time.Second).Sub(clock.Now()))
+	p.Refused(clock.Now(), clock.Now(), 100, false, retry.RateLimit{})
+	assert.InDelta(t, 300, p.Rate(), 1e-6, "300 items accepted in the second since the last cut")
 }
 
 // TestPacerRefusalVoidsBookedSlots: slots booked before a refusal are no
@@ -182,16 +226,17 @@ func TestPacerRefusalVoidsBookedSlots(t *testing.T) {
 		p.Accepted(t0.Add(time.Duration(i)*100*time.Millisecond), 100, retry.RateLimit{})
 	}
 	clock.Advance(time.Second)
-	p.Refused(clock.Now(), 100, retry.RateLimit{})
+	p.Refused(clock.Now(), clock.Now(), 100, false, retry.RateLimit{})
 	var booked []retry.Slot
 	for range 10 {
 		booked = append(booked, p.Reserve(clock.Now(), 100))
 	}
 	assert.True(t, p.Current(booked[9]))
-	assert.Greater(t, booked[9].At.Sub(clock.Now()), 900*time.Millisecond, "ten slots booked ahead")
+	assert.Greater(t, booked[9].At.Sub(clock.Now()), 800*time.Millisecond, "ten slots booked ahead")
 
 	clock.Advance(3 * time.Second)
-	p.Refused(clock.Now(), 100, retry.RateLimit{})
+	cut := clock.Now()
+	p.Refused(cut, cut, 100, false, retry.RateLimit{})
 	for _, b := range booked {
 		assert.False(t, p.Current(b), "booked before the refusal")
 	}
@@ -202,7 +247,7 @@ func TestPacerRefusalVoidsBookedSlots(t *testing.T) {
 	// Refusals of requests that were in flight with the first one change
 	// nothing more.
 	clock.Advance(100 * time.Millisecond)
-	p.Refused(clock.Now(), 100, retry.RateLimit{})
+	p.Refused(clock.Now(), cut.Add(-time.Millisecond), 100, false, retry.RateLimit{})
 	assert.True(t, p.Current(next))
 }
 
@@ -210,7 +255,7 @@ func TestPacerNeverWaitsLongerThanTheCap(t *testing.T) {
 	clock := retrytest.NewClock(t0)
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 10*time.Second)
 	p.Accepted(t0, 1, retry.RateLimit{})
-	p.Refused(t0, 1, retry.RateLimit{}) // rate: one item a second
+	p.Refused(t0, t0, 1, false, retry.RateLimit{}) // rate: one item a second
 	var last time.Time
 	for range 100 {
 		last = p.Reserve(t0, 1).At
@@ -263,7 +308,7 @@ func TestPacerConcurrentSenders(t *testing.T) {
 	clock := retrytest.NewClock(t0)
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
 	p.Accepted(t0, 1000, retry.RateLimit{})
-	p.Refused(t0, 10, retry.RateLimit{})
+	p.Refused(t0, t0, 10, false, retry.RateLimit{})
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Add(1)
@@ -273,7 +318,7 @@ func TestPacerConcurrentSenders(t *testing.T) {
 				now := t0.Add(time.Duration(i) * 10 * time.Millisecond)
 				p.Reserve(now, 10)
 				if (i+g)%7 == 0 {
-					p.Refused(now, 10, retry.RateLimit{})
+					p.Refused(now, now, 10, false, retry.RateLimit{})
 				} else {
 					p.Accepted(now, 10, retry.RateLimit{})
 				}
@@ -299,7 +344,7 @@ func TestPacerChecksTheQuotaAtDeparture(t *testing.T) {
 		p.Accepted(clock.Now().Add(time.Duration(i)*100*time.Millisecond), 500, retry.RateLimit{})
 	}
 	clock.Advance(time.Second)
-	p.Refused(clock.Now(), 500, quota(0)) // paced from now on
+	p.Refused(clock.Now(), clock.Now(), 500, false, quota(0)) // paced from now on
 	clock.Advance(2 * time.Second)
 	p.Accepted(clock.Now(), 500, quota(1500))
 	first, second := p.Reserve(clock.Now(), 500), p.Reserve(clock.Now(), 500)
@@ -449,7 +494,7 @@ func TestPacerReadsTheCostFromTheFirstAnswerAfterAReset(t *testing.T) {
 func TestPacerSlowStartsAfterAHoldWithNothingLearned(t *testing.T) {
 	clock := retrytest.NewClock(t0)
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
-	p.Refused(clock.Now(), 50, retry.RateLimit{}) // a window from the first answer
+	p.Refused(clock.Now(), clock.Now(), 50, false, retry.RateLimit{}) // a window from the first answer
 	assert.Zero(t, p.Rate(), "nothing learned from a refusal alone")
 	clock.Advance(5 * time.Second)
 	p.Accepted(clock.Now(), 50, retry.RateLimit{}) // the probe
@@ -465,17 +510,17 @@ func TestPacerSlowStartsAfterAHoldWithNothingLearned(t *testing.T) {
 		p.Accepted(clock.Now(), 50, retry.RateLimit{})
 	}
 	clock.Advance(500 * time.Millisecond)
-	p.Refused(clock.Now(), 50, retry.RateLimit{})
+	p.Refused(clock.Now(), clock.Now(), 50, false, retry.RateLimit{})
 	// 500 items accepted over the 3.5 s since the slow start began.
-	assert.InDelta(t, 0.9*500/3.5, p.Rate(), 1e-9, "the refusal ends the slow start with a ceiling")
+	assert.InDelta(t, 500/3.5, p.Rate(), 1e-9, "the refusal ends the slow start with a ceiling")
 
 	p.HoldEnded(clock.Now(), 50)
-	assert.InDelta(t, 0.9*500/3.5, p.Rate(), 1e-9, "a learned pace is kept after a hold")
+	assert.InDelta(t, 500/3.5, p.Rate(), 1e-9, "a learned pace is kept after a hold")
 
 	// A refusal at the very instant a slow start began leaves a finite
 	// pace of one request a second.
 	q := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
 	q.HoldEnded(clock.Now(), 50)
-	q.Refused(clock.Now(), 50, retry.RateLimit{})
-	assert.InDelta(t, 0.9*50, q.Rate(), 1e-9)
+	q.Refused(clock.Now(), clock.Now(), 50, false, retry.RateLimit{})
+	assert.InDelta(t, 50, q.Rate(), 1e-9)
 }

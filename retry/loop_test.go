@@ -913,10 +913,12 @@ func TestLoopFloorUnderRetryNow(t *testing.T) {
 	}
 }
 
-// TestLoopPacesAfterAThrottle: once the destination has refused a payload
-// after accepting others, waiting payloads leave at the learned rate, not
-// all at once; the pacer's waits are reported.
-func TestLoopPacesAfterAThrottle(t *testing.T) {
+// throttledOnce returns a loop with pacing on that has delivered ten
+// payloads of 100 items, then one refused with Retry-After: 1 and accepted
+// on its retry, so that it has learned a pace; and the script that accepts
+// everything.
+func throttledOnce(t *testing.T) (*harness, *script) {
+	t.Helper()
 	policy := defaultPolicy()
 	policy.Pacing = retry.NewDefaultPacingConfig()
 	h := newHarness(retrytest.NewAutoClock(t0), policy, 0)
@@ -926,6 +928,14 @@ func TestLoopPacesAfterAThrottle(t *testing.T) {
 	}
 	throttled := newScript(withRetryAfter(429, "1"), resp(200))
 	require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, throttled.send).Kind)
+	return h, accepted
+}
+
+// TestLoopPacesAfterAThrottle: once the destination has refused a payload
+// after accepting others, waiting payloads leave at the learned rate, not
+// all at once; the pacer's waits are reported.
+func TestLoopPacesAfterAThrottle(t *testing.T) {
+	h, accepted := throttledOnce(t)
 	rate := h.loop.Pacer().Rate()
 	require.Positive(t, rate, "a rate was learned at the refusal")
 
@@ -951,14 +961,7 @@ func TestLoopPacesAfterAThrottle(t *testing.T) {
 // cuts it; the hold's probe, refused again, says only that the hold goes
 // on and leaves the pace as the first refusal set it.
 func TestLoopARefusedProbeDoesNotCutThePace(t *testing.T) {
-	policy := defaultPolicy()
-	policy.Pacing = retry.NewDefaultPacingConfig()
-	h := newHarness(retrytest.NewAutoClock(t0), policy, 0)
-	accepted := newScript(resp(200))
-	for range 10 {
-		require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, accepted.send).Kind)
-	}
-	require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, newScript(withRetryAfter(429, "1"), resp(200)).send).Kind)
+	h, accepted := throttledOnce(t)
 	for range 5 {
 		require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, accepted.send).Kind)
 	}

@@ -172,21 +172,30 @@ func TestPacerGrowsAfterARefusal(t *testing.T) {
 	}
 }
 
-// TestPacerCutsAtEachRefusal: each refusal of a request that left after the
-// last cut sets the pace to what the backend accepted since that cut, over
-// the time since, and to at most 60 % of the pace of the moment. Requests
-// in flight together with the refused one, and the refused probe of a hold,
-// cut nothing more.
-func TestPacerCutsAtEachRefusal(t *testing.T) {
+// refusedAfterASecondOf1000 returns a pacer that accepted requests of 100
+// items for a second, 1000 items a second, and was then refused: its pace
+// is 1000 items a second from the clock's now.
+func refusedAfterASecondOf1000(t *testing.T) (*retrytest.Clock, *retry.Pacer) {
+	t.Helper()
 	clock := retrytest.NewClock(t0)
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
 	for i := range 10 {
 		p.Accepted(t0.Add(time.Duration(i)*100*time.Millisecond), 100, retry.RateLimit{})
 	}
 	clock.Advance(time.Second)
-	first := clock.Now()
-	p.Refused(first, first, 100, false, retry.RateLimit{})
+	p.Refused(clock.Now(), clock.Now(), 100, false, retry.RateLimit{})
 	require.InDelta(t, 1000, p.Rate(), 1e-6)
+	return clock, p
+}
+
+// TestPacerCutsAtEachRefusal: each refusal of a request that left after the
+// last cut sets the pace to what the backend accepted since that cut, over
+// the time since, and to at most 60 % of the pace of the moment. Requests
+// in flight together with the refused one, and the refused probe of a hold,
+// cut nothing more.
+func TestPacerCutsAtEachRefusal(t *testing.T) {
+	clock, p := refusedAfterASecondOf1000(t)
+	first := clock.Now()
 
 	// Three seconds later, after more was accepted than the pace allowed
 	// (what the pace allowed binds): 60 % of the pace of the moment.
@@ -220,13 +229,7 @@ func TestPacerCutsAtEachRefusal(t *testing.T) {
 // longer current (their payloads pass the gate again), and the pace starts
 // afresh from the refusal instead of after them.
 func TestPacerRefusalVoidsBookedSlots(t *testing.T) {
-	clock := retrytest.NewClock(t0)
-	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
-	for i := range 10 {
-		p.Accepted(t0.Add(time.Duration(i)*100*time.Millisecond), 100, retry.RateLimit{})
-	}
-	clock.Advance(time.Second)
-	p.Refused(clock.Now(), clock.Now(), 100, false, retry.RateLimit{})
+	clock, p := refusedAfterASecondOf1000(t)
 	var booked []retry.Slot
 	for range 10 {
 		booked = append(booked, p.Reserve(clock.Now(), 100))

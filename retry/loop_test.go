@@ -984,6 +984,82 @@ func TestLoopARefusedProbeDoesNotCutThePace(t *testing.T) {
 	assert.Positive(t, probes)
 }
 
+// TestLoopCutsOnceForRequestsInFlightTogether: two payloads in flight when
+// the first is refused are refused together: the second refusal, of a
+// request that left before the first one's cut, cuts the pace no further.
+func TestLoopCutsOnceForRequestsInFlightTogether(t *testing.T) {
+	policy := defaultPolicy()
+	policy.Pacing = retry.NewDefaultPacingConfig()
+	policy.RetryAfter.Jitter = 0
+	clock := retrytest.NewClock(t0)
+	attempts := make(chan retry.Event, 16)
+	loop := retry.NewLoop(policy, clock, retry.NewGate(clock), func(_ context.Context, e retry.Event) {
+		if e.Kind == retry.EventAttempt {
+			attempts <- e
+		}
+	})
+	loop.SetRandom(func() float64 { return 0 })
+	p := loop.Pacer()
+	// A pace of 1000 items a second was learned; then other senders had
+	// 500 items accepted.
+	for i := range 10 {
+		p.Accepted(t0.Add(time.Duration(i)*100*time.Millisecond), 100, retry.RateLimit{})
+	}
+	clock.Advance(time.Second)
+	p.Refused(clock.Now(), clock.Now(), 100, false, retry.RateLimit{})
+	clock.Advance(50 * time.Millisecond)
+	for range 5 {
+		p.Accepted(clock.Now(), 100, retry.RateLimit{})
+	}
+
+	type call struct {
+		started chan struct{}
+		answer  chan retry.Response
+	}
+	outcomes := make(chan retry.Outcome, 2)
+	run := func() call {
+		c := call{started: make(chan struct{}, 4), answer: make(chan retry.Response, 4)}
+		go func() {
+			outcomes <- loop.RunItems(context.Background(), 100, func(context.Context, int) retry.Response {
+				c.started <- struct{}{}
+				return <-c.answer
+			})
+		}()
+		return c
+	}
+	a := run()
+	<-a.started
+	b := run()
+	require.True(t, clock.WaitForTimers(1, 10*time.Second), "the second payload waits for its paced slot")
+	clock.Advance(time.Second)
+	<-b.started // both in flight
+
+	clock.Advance(10 * time.Millisecond)
+	a.answer <- withRetryAfter(429, "1")
+	<-attempts
+	cut := p.Ceiling()
+	require.Less(t, cut, 1000.0, "the first refusal cut the pace")
+	clock.Advance(10 * time.Millisecond)
+	b.answer <- withRetryAfter(429, "1")
+	<-attempts
+	assert.Equal(t, cut, p.Ceiling(), "the second refusal, of a request in flight with the first, cut nothing more")
+
+	// After the hold both are accepted.
+	a.answer <- resp(200)
+	b.answer <- resp(200)
+	for done := 0; done < 2; {
+		select {
+		case out := <-outcomes:
+			assert.Equal(t, retry.Delivered, out.Kind)
+			done++
+		default:
+			if clock.WaitForTimers(1, 10*time.Millisecond) {
+				clock.Advance(time.Second)
+			}
+		}
+	}
+}
+
 // TestLoopPacingOffSendsAtOnce: with pacing off nothing is paced.
 func TestLoopPacingOffSendsAtOnce(t *testing.T) {
 	h := newHarness(retrytest.NewAutoClock(t0), defaultPolicy(), 0)

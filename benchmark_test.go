@@ -41,13 +41,18 @@ func benchBatch(spans int) ptrace.Traces {
 	return td
 }
 
-// server answers 503 to every failEvery-th request (0: never), 200 otherwise.
-func server(b *testing.B, failEvery int64) string {
+// server answers 503 to every failEvery-th request (0: never), 200 otherwise,
+// and counts the requests it accepted in accepted (when not nil).
+func server(b *testing.B, failEvery int64, accepted *atomic.Int64) string {
 	var n atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
 		if failEvery > 0 && n.Add(1)%failEvery == 1 {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
+		}
+		if accepted != nil {
+			accepted.Add(1)
 		}
 		w.WriteHeader(http.StatusOK)
 	}))
@@ -55,25 +60,36 @@ func server(b *testing.B, failEvery int64) string {
 	return srv.URL
 }
 
-func coreExporter(b *testing.B, url string) exporter.Traces {
-	f := otlphttpexporter.NewFactory()
-	cfg := f.CreateDefaultConfig().(*otlphttpexporter.Config)
+// coreConfig is the core exporter's default config to url, without a
+// queue and with a 1 µs backoff.
+func coreConfig(url string) *otlphttpexporter.Config {
+	cfg := otlphttpexporter.NewFactory().CreateDefaultConfig().(*otlphttpexporter.Config)
 	cfg.ClientConfig.Endpoint = url
 	cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
 	cfg.RetryConfig.InitialInterval = time.Microsecond
 	cfg.RetryConfig.RandomizationFactor = 0
-	return start(b, f, cfg)
+	return cfg
 }
 
-func retryExporter(b *testing.B, url string, pacing bool) exporter.Traces {
-	f := otlphttpretry.NewFactory()
-	cfg := f.CreateDefaultConfig().(*otlphttpretry.Config)
+// retryConfig is this exporter's default config to url, without a queue
+// and with a 1 µs backoff.
+func retryConfig(url string) *otlphttpretry.Config {
+	cfg := otlphttpretry.NewFactory().CreateDefaultConfig().(*otlphttpretry.Config)
 	cfg.ClientConfig.Endpoint = url
 	cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
 	cfg.Backoff.InitialInterval = time.Microsecond
 	cfg.Backoff.Jitter = 0
+	return cfg
+}
+
+func coreExporter(b *testing.B, url string) exporter.Traces {
+	return start(b, otlphttpexporter.NewFactory(), coreConfig(url))
+}
+
+func retryExporter(b *testing.B, url string, pacing bool) exporter.Traces {
+	cfg := retryConfig(url)
 	cfg.Pacing.Enabled = pacing
-	return start(b, f, cfg)
+	return start(b, otlphttpretry.NewFactory(), cfg)
 }
 
 func start(b *testing.B, f exporter.Factory, cfg component.Config) exporter.Traces {
@@ -104,9 +120,9 @@ func run(b *testing.B, exp exporter.Traces, td ptrace.Traces) {
 // exporter with pacing on (the default) and off.
 func BenchmarkExport(b *testing.B) {
 	td := benchBatch(500)
-	b.Run("exporter=otlp_http", func(b *testing.B) { run(b, coreExporter(b, server(b, 0)), td) })
-	b.Run("exporter=otlp_http_retry", func(b *testing.B) { run(b, retryExporter(b, server(b, 0), true), td) })
-	b.Run("exporter=otlp_http_retry_pacing_off", func(b *testing.B) { run(b, retryExporter(b, server(b, 0), false), td) })
+	b.Run("exporter=otlp_http", func(b *testing.B) { run(b, coreExporter(b, server(b, 0, nil)), td) })
+	b.Run("exporter=otlp_http_retry", func(b *testing.B) { run(b, retryExporter(b, server(b, 0, nil), true), td) })
+	b.Run("exporter=otlp_http_retry_pacing_off", func(b *testing.B) { run(b, retryExporter(b, server(b, 0, nil), false), td) })
 }
 
 // BenchmarkExportWithRetry: every batch refused once with 503 (a 1 µs
@@ -114,20 +130,8 @@ func BenchmarkExport(b *testing.B) {
 // marshals and compresses the batch again for the second one.
 func BenchmarkExportWithRetry(b *testing.B) {
 	td := benchBatch(500)
-	b.Run("exporter=otlp_http", func(b *testing.B) { run(b, coreExporter(b, server(b, 2)), td) })
-	b.Run("exporter=otlp_http_retry", func(b *testing.B) { run(b, retryExporter(b, server(b, 2), true), td) })
-}
-
-// countingServer answers 200 to everything and counts the requests.
-func countingServer(b *testing.B) (string, *atomic.Int64) {
-	var n atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		n.Add(1)
-		w.WriteHeader(http.StatusOK)
-	}))
-	b.Cleanup(srv.Close)
-	return srv.URL, &n
+	b.Run("exporter=otlp_http", func(b *testing.B) { run(b, coreExporter(b, server(b, 2, nil)), td) })
+	b.Run("exporter=otlp_http_retry", func(b *testing.B) { run(b, retryExporter(b, server(b, 2, nil), true), td) })
 }
 
 // withQueue gives both exporters' configs the same memory queue: the
@@ -172,12 +176,10 @@ func runQueued(b *testing.B, exp exporter.Traces, got *atomic.Int64, td ptrace.T
 func BenchmarkQueuedExport(b *testing.B) {
 	td := benchBatch(500)
 	b.Run("exporter=otlp_http", func(b *testing.B) {
-		url, got := countingServer(b)
-		f := otlphttpexporter.NewFactory()
-		cfg := f.CreateDefaultConfig().(*otlphttpexporter.Config)
-		cfg.ClientConfig.Endpoint = url
+		var got atomic.Int64
+		cfg := coreConfig(server(b, 0, &got))
 		cfg.QueueConfig = configoptional.Some(withQueue())
-		runQueued(b, start(b, f, cfg), got, td)
+		runQueued(b, start(b, otlphttpexporter.NewFactory(), cfg), &got, td)
 	})
 	for _, at := range []otlphttpretry.EncodeAt{otlphttpretry.EncodeAtEntry, otlphttpretry.EncodeAtAuto} {
 		name := "exporter=otlp_http_retry"
@@ -185,13 +187,11 @@ func BenchmarkQueuedExport(b *testing.B) {
 			name += "_encode_at_" + string(at)
 		}
 		b.Run(name, func(b *testing.B) {
-			url, got := countingServer(b)
-			f := otlphttpretry.NewFactory()
-			cfg := f.CreateDefaultConfig().(*otlphttpretry.Config)
-			cfg.ClientConfig.Endpoint = url
+			var got atomic.Int64
+			cfg := retryConfig(server(b, 0, &got))
 			cfg.QueueConfig = configoptional.Some(withQueue())
 			cfg.EncodeAt = at
-			runQueued(b, start(b, f, cfg), got, td)
+			runQueued(b, start(b, otlphttpretry.NewFactory(), cfg), &got, td)
 		})
 	}
 }

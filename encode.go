@@ -49,9 +49,13 @@ func (e *EncodeAt) UnmarshalText(text []byte) error {
 	}
 }
 
-// encodeAtError says why encode_at: consumer cannot work with this queue.
-func (cfg *Config) encodeAtError() error {
-	if cfg.EncodeAt != EncodeAtConsumer || !cfg.QueueConfig.HasValue() {
+// consumerCannotEncode says why this exporter's queue needs a batch's
+// bytes as it enters, whatever encode_at says: a persistent queue stores
+// bytes, and a queue sized in bytes counts them. It is nil for a memory
+// queue sized in requests or items, and for no queue at all (push then
+// runs as the batch enters).
+func (cfg *Config) consumerCannotEncode() error {
+	if !cfg.QueueConfig.HasValue() {
 		return nil
 	}
 	q := cfg.QueueConfig.Get()
@@ -64,14 +68,18 @@ func (cfg *Config) encodeAtError() error {
 	return nil
 }
 
+// encodeAtError says why encode_at: consumer cannot work with this queue.
+func (cfg *Config) encodeAtError() error {
+	if cfg.EncodeAt != EncodeAtConsumer {
+		return nil
+	}
+	return cfg.consumerCannotEncode()
+}
+
 // lazyEncoding is whether this exporter may leave a batch's encoding to
 // the consumer: a memory queue sized in requests or items.
 func (cfg *Config) lazyEncoding() bool {
-	if cfg.EncodeAt == EncodeAtEntry || !cfg.QueueConfig.HasValue() {
-		return false
-	}
-	q := cfg.QueueConfig.Get()
-	return q.StorageID == nil && q.Sizer != exporterhelper.RequestSizerTypeBytes
+	return cfg.EncodeAt != EncodeAtEntry && cfg.QueueConfig.HasValue() && cfg.consumerCannotEncode() == nil
 }
 
 // encodeAtEntry decides, for a batch entering now, whether it is encoded

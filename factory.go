@@ -1,3 +1,6 @@
+// Copyright The otlphttpretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package otlphttpretry provides the otlp_http_retry exporter: OTLP/HTTP with
 // a retry loop that honours Retry-After, shares one throttle gate per
 // destination, and sends every payload as the same bytes under the same

@@ -1,3 +1,6 @@
+// Copyright The otlphttpretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 package retry // import "github.com/otlphttpretry/otlphttpretry/retry"
 
 import (

@@ -1,3 +1,6 @@
+// Copyright The otlphttpretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command demo shows the otlp_http_retry exporter riding out a throttling
 // backend: it starts a demo OTLP/HTTP backend that answers 429 with
 // Retry-After for a while, runs an ocb-built collector exporting to it,

@@ -1,3 +1,6 @@
+// Copyright The otlphttpretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command scenariobench runs the same OTLP trace load through two
 // ocb-built collectors, one with the otlp_http_retry exporter and one with
 // the core otlp_http exporter, against the repository's demo backend

@@ -1,3 +1,6 @@
+// Copyright The otlphttpretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package demobackend is a small OTLP/HTTP backend for demos and end-to-end
 // tests of the otlp_http_retry exporter. It accepts /v1/traces, /v1/metrics
 // and /v1/logs (protobuf or JSON, optionally gzip-compressed), follows a

@@ -1,3 +1,6 @@
+// Copyright The otlphttpretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package demorun is what the demo program (cmd/demo) and the end-to-end
 // tests (internal/e2e) share: rendering the collector configuration,
 // starting and stopping an ocb-built collector, sending OTLP load to it,

@@ -1,3 +1,6 @@
+// Copyright The otlphttpretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package e2e holds end-to-end tests of the ocb-built collector with the
 // otlp_http_retry exporter. They are behind the e2e build tag, so plain
 // `go test ./...` does not need the collector binary; run them with

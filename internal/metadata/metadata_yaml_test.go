@@ -1,3 +1,6 @@
+// Copyright The otlphttpretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 package metadata_test
 
 // This test keeps the hand-written mdatagen output in this package,

@@ -1,3 +1,6 @@
+// Copyright The otlphttpretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Hand-written, not generated: this file has the shape mdatagen would give
 // it from metadata.yaml (module root), but mdatagen
 // (go.opentelemetry.io/collector/cmd/mdatagen) is not available to this

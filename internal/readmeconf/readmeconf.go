@@ -1,3 +1,6 @@
+// Copyright The otlphttpretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package readmeconf extracts the YAML examples of a Markdown file (the
 // README), so that tests can check them: the collector configurations
 // against the exporter's config and the collector's validate, the ocb

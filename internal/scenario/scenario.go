@@ -1,3 +1,6 @@
+// Copyright The otlphttpretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package scenario runs the same OTLP trace load through an ocb-built
 // collector with either exporter (otlp_http_retry or the core otlp_http)
 // against the demo backend (internal/demobackend) following a script, and

@@ -1,3 +1,6 @@
+// Copyright The otlphttpretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package retrytest holds test doubles for package retry.
 package retrytest // import "github.com/otlphttpretry/otlphttpretry/retry/retrytest"
 

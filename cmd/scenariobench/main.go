@@ -28,7 +28,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -40,14 +39,10 @@ import (
 func main() { os.Exit(run()) }
 
 // report is the JSON written by -out.
+// Its provenance (command, commit, date, machine) comes first, so that
+// every figure in the docs can be traced to the run that made it.
 type report struct {
-	Command     string                  `json:"command"`
-	Started     time.Time               `json:"started"`
-	Finished    time.Time               `json:"finished"`
-	LoadBefore  string                  `json:"loadavg_before"`
-	LoadAfter   string                  `json:"loadavg_after"`
-	CPUs        int                     `json:"cpus"`
-	GoVersion   string                  `json:"go_version"`
+	scenario.Provenance
 	Binaries    map[string]string       `json:"binaries"`
 	Params      scenario.Params         `json:"params"`
 	Setup       scenario.Setup          `json:"setup"`
@@ -125,11 +120,13 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rep := report{
-		Command: strings.Join(os.Args, " "), Started: time.Now(), LoadBefore: loadavg(), CPUs: runtime.NumCPU(),
-		GoVersion: runtime.Version(), Binaries: map[string]string{"ours": *ours, "core": *core},
+		Provenance: scenario.NewProvenance(os.Args), Binaries: map[string]string{"ours": *ours, "core": *core},
 		Params: p, Setup: setup, Scenarios: map[string]string{},
 	}
-	fmt.Printf("scenariobench: load average before: %s\n", rep.LoadBefore)
+	fmt.Printf("scenariobench: commit %s, load average before: %s\n", rep.Commit, rep.Machine.LoadBefore)
+	if len(rep.Dirty) > 0 {
+		fmt.Printf("scenariobench: the checkout differs from that commit in %d tracked file(s)\n", len(rep.Dirty))
+	}
 	for _, s := range scenarios {
 		rep.Scenarios[s.Name] = s.Description
 		fmt.Printf("  %-14s %s\n", s.Name, s.Description)
@@ -208,7 +205,7 @@ func run() int {
 		}
 	}
 
-	rep.Finished, rep.LoadAfter = time.Now(), loadavg()
+	rep.Finish()
 	rep.Medians = medians(rep.Runs)
 	rep.FleetMedian = fleetMedians(rep.FleetRuns)
 	if len(rep.Medians) > 0 {
@@ -219,7 +216,7 @@ func run() int {
 		fmt.Println()
 		printFleetTable(os.Stdout, rep.FleetMedian)
 	}
-	fmt.Printf("\nscenariobench: %s; load average after: %s\n", rep.Finished.Sub(rep.Started).Round(time.Second), rep.LoadAfter)
+	fmt.Printf("\nscenariobench: %s; load average after: %s\n", rep.Finished.Sub(rep.Started).Round(time.Second), rep.Machine.LoadAfter)
 
 	if *out != "" {
 		if err := writeJSON(*out, rep); err != nil {
@@ -271,18 +268,6 @@ func writeJSON(path string, v any) error {
 		return err
 	}
 	return os.WriteFile(path, append(b, '\n'), 0o600)
-}
-
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return strings.TrimSpace(string(b))
-	}
-	return strings.Join(f[:3], " ")
 }
 
 func printRun(w io.Writer, f scenario.Figures) {

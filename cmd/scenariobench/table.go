@@ -12,13 +12,17 @@ import (
 	"github.com/otlphttpretry/otlphttpretry/internal/scenario"
 )
 
-// column is one figure of the table.
-type column struct {
+// genericColumn is one figure of a table of F (a scenario's or the
+// fleet's figures of one run).
+type genericColumn[F any] struct {
 	key, head string
 	prec      int
 	pct       bool
-	get       func(scenario.Figures) (float64, bool)
+	get       func(F) (float64, bool)
 }
+
+// column is one figure of the scenario table.
+type column = genericColumn[scenario.Figures]
 
 func fp(v *float64) (float64, bool) {
 	if v == nil {
@@ -95,28 +99,62 @@ func medians(runs []scenario.Figures) []medianRow {
 			rows[exp] = m
 			out = append(out, m)
 		}
-		ours, okO := rows[string(scenario.Ours)]
-		core, okC := rows[string(scenario.Core)]
+		_, okO := rows[string(scenario.Ours)]
+		_, okC := rows[string(scenario.Core)]
 		if okO && okC {
-			out = append(out, ratioRow(s, ours.Values, core.Values))
+			out = append(out, pairRatios(s, by[s], func(f scenario.Figures) (string, int) { return f.Exporter, f.Run }, columns))
 		}
 	}
 	return out
 }
 
-func ratioRow(s string, ours, core map[string]*float64) medianRow {
-	r := medianRow{Scenario: s, Exporter: "ours/core", Values: map[string]*float64{}}
-	for k, o := range ours {
-		if c := core[k]; o != nil && c != nil && *c != 0 {
-			v := *o / *c
-			r.Values[k] = &v
+// pairRatios is the row of ratios ours ÷ core: for each figure, the median
+// of the ratios of the pairs (ours and core in the same run number, one
+// after the other), not the ratio of the two medians, which may come from
+// different runs. Runs counts the pairs.
+func pairRatios[F any](s string, runs []F, pairKey func(F) (exporter string, run int), cols []genericColumn[F]) medianRow {
+	r := medianRow{Scenario: s, Exporter: ratioExporter, Values: map[string]*float64{}}
+	byRun := map[int]map[string]F{}
+	for _, f := range runs {
+		exp, run := pairKey(f)
+		if byRun[run] == nil {
+			byRun[run] = map[string]F{}
+		}
+		byRun[run][exp] = f
+	}
+	for _, pair := range byRun {
+		if _, ok := pair[string(scenario.Ours)]; ok {
+			if _, ok := pair[string(scenario.Core)]; ok {
+				r.Runs++
+			}
+		}
+	}
+	for _, c := range cols {
+		var xs []float64
+		for _, pair := range byRun {
+			o, okO := pair[string(scenario.Ours)]
+			k, okC := pair[string(scenario.Core)]
+			if !okO || !okC {
+				continue
+			}
+			vo, ok1 := c.get(o)
+			vc, ok2 := c.get(k)
+			if ok1 && ok2 && vc != 0 {
+				xs = append(xs, vo/vc)
+			}
+		}
+		if v := scenario.Median(xs); !math.IsNaN(v) {
+			r.Values[c.key] = &v
 		}
 	}
 	return r
 }
 
+// ratioExporter names the row of ratios in the JSON's medians.
+const ratioExporter = "ours/core"
+
 func printTable(w io.Writer, rows []medianRow, runs int) {
-	fmt.Fprintf(w, "Medians of %d run(s) per exporter; ratio = ours ÷ core (medians of the same runs)\n\n", runs)
+	fmt.Fprintf(w, "Medians of %d run(s) per exporter; ours ÷ core: the median of the ratios of the pairs (ours and core of the same run)\n\n", runs)
 	heads := []string{"scenario", "exporter"}
 	for _, c := range columns {
 		heads = append(heads, c.head)
@@ -137,8 +175,8 @@ func shortName(exp string) string {
 		return "ours"
 	case string(scenario.Core):
 		return "core"
-	case "ours/core":
-		return "**ours ÷ core**"
+	case ratioExporter:
+		return "**ours ÷ core, median of pairs**"
 	}
 	return exp
 }
@@ -148,7 +186,7 @@ func cell(r medianRow, key string, prec int, pct bool) string {
 	switch {
 	case v == nil:
 		return "–"
-	case r.Exporter == "ours/core":
+	case r.Exporter == ratioExporter:
 		return fmt.Sprintf("%.2f", *v)
 	case pct:
 		return fmt.Sprintf("%.*f %%", prec, 100**v)
@@ -157,12 +195,7 @@ func cell(r medianRow, key string, prec int, pct bool) string {
 }
 
 // fleetColumns are the fleet's figures.
-var fleetColumns = []struct {
-	key, head string
-	prec      int
-	pct       bool
-	get       func(scenario.FleetFigures) (float64, bool)
-}{
+var fleetColumns = []genericColumn[scenario.FleetFigures]{
 	{"after_window_rps", "req. in 1st s after window", 0, false, func(f scenario.FleetFigures) (float64, bool) { return float64(f.AfterWindowRPS), true }},
 	{"peak_rps_after_window", "peak req/s after", 0, false, func(f scenario.FleetFigures) (float64, bool) { return float64(f.PeakRPSAfterWindow), true }},
 	{"quota_rps", "quota req/s", 0, false, func(f scenario.FleetFigures) (float64, bool) { return f.QuotaRPS, true }},
@@ -207,16 +240,16 @@ func fleetMedians(runs []scenario.FleetFigures) []medianRow {
 			out = append(out, m)
 		}
 	}
-	if o, ok := rows[string(scenario.Ours)]; ok {
-		if c, ok := rows[string(scenario.Core)]; ok {
-			out = append(out, ratioRow("fleet", o.Values, c.Values))
-		}
+	_, okO := rows[string(scenario.Ours)]
+	_, okC := rows[string(scenario.Core)]
+	if okO && okC {
+		out = append(out, pairRatios("fleet", runs, func(f scenario.FleetFigures) (string, int) { return f.Exporter, f.Run }, fleetColumns))
 	}
 	return out
 }
 
 func printFleetTable(w io.Writer, rows []medianRow) {
-	fmt.Fprintf(w, "Fleet: medians of %d run(s) per exporter; ratio = ours ÷ core\n\n", rows[0].Runs)
+	fmt.Fprintf(w, "Fleet: medians of %d run(s) per exporter; ours ÷ core: the median of the ratios of the pairs\n\n", rows[0].Runs)
 	heads := []string{"exporter"}
 	for _, c := range fleetColumns {
 		heads = append(heads, c.head)

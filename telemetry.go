@@ -92,7 +92,7 @@ func (t *telemetry) registerGauges(gate *retry.Gate, pacer *retry.Pacer, waiting
 		return err
 	}
 	if err := t.tb.RegisterOtlpHTTPRetryRatelimitRemainingCallback(func(_ context.Context, o metric.Int64Observer) error {
-		if pol, ok := pacer.Quota().Binding(1); ok && pol.HasRemaining {
+		if pol, ok := pacer.Quota().Binding(nil); ok && pol.HasRemaining {
 			o.Observe(pol.Remaining, opt)
 		}
 		return nil

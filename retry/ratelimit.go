@@ -613,19 +613,28 @@ func (r RateLimit) ExhaustedFunc(now time.Time, cost func(RateLimitPolicy) float
 	return e
 }
 
-// Binding is the policy with the fewest requests left, each costing cost
-// units (not positive or NaN: one unit), among those with a remaining
-// count; ties go to the later reset.
-func (r RateLimit) Binding(cost float64) (RateLimitPolicy, bool) {
-	c := sanitizeCost(cost)
-	best, found := RateLimitPolicy{}, false
+// Binding is the policy with the fewest requests left, among those with a
+// remaining count: its Remaining over cost(policy), what one request
+// costs of it in its own unit (policies may count requests, items or
+// bytes). A nil cost, or one that is not positive (or NaN), counts one
+// unit a request. Ties go to the later reset.
+func (r RateLimit) Binding(cost func(RateLimitPolicy) float64) (RateLimitPolicy, bool) {
+	requestsLeft := func(p RateLimitPolicy) float64 {
+		c := 1.0
+		if cost != nil {
+			c = sanitizeCost(cost(p))
+		}
+		return float64(p.Remaining) / c
+	}
+	var best RateLimitPolicy
+	bestLeft, found := 0.0, false
 	for _, p := range r.Policies {
 		if !p.HasRemaining {
 			continue
 		}
-		left, bestLeft := float64(p.Remaining)/c, float64(best.Remaining)/c
+		left := requestsLeft(p)
 		if !found || left < bestLeft || (left == bestLeft && p.Reset > best.Reset) {
-			best, found = p, true
+			best, bestLeft, found = p, left, true
 		}
 	}
 	return best, found

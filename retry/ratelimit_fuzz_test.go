@@ -151,7 +151,7 @@ func FuzzParseRateLimit(f *testing.F) {
 				t.Fatalf("exhausted at %s, after every reset and window (%s): %+v", at, latestReset, e)
 			}
 		}
-		if b, ok := got.Binding(cost); ok && !b.HasRemaining {
+		if b, ok := got.Binding(func(retry.RateLimitPolicy) float64 { return cost }); ok && !b.HasRemaining {
 			t.Fatalf("binding policy without remaining: %+v", b)
 		}
 	})

@@ -590,12 +590,42 @@ func TestRateLimitExhaustedFunc(t *testing.T) {
 
 func TestRateLimitBinding(t *testing.T) {
 	rl := retry.ParseRateLimit(hdr("RateLimit", `"burst";r=40;t=1, "daily";r=5000;t=3600, "hourly";r=40;t=60`), t0)
-	p, ok := rl.Binding(1)
+	p, ok := rl.Binding(nil)
 	assert.True(t, ok)
 	assert.Equal(t, "hourly", p.Name, "fewest left; of two equal, the later reset")
 
-	_, ok = retry.ParseRateLimit(hdr("RateLimit-Policy", `"d";q=10`), t0).Binding(1)
+	_, ok = retry.ParseRateLimit(hdr("RateLimit-Policy", `"d";q=10`), t0).Binding(nil)
 	assert.False(t, ok, "no remaining count, no binding policy")
-	_, ok = retry.ParseRateLimit(nil, t0).Binding(1)
+	_, ok = retry.ParseRateLimit(nil, t0).Binding(nil)
 	assert.False(t, ok)
+}
+
+// TestRateLimitBindingCountsRequestsLeft: of policies in different units,
+// the binding one is the one with the fewest requests left at what a
+// request costs of each, not the one with the smallest count.
+func TestRateLimitBindingCountsRequestsLeft(t *testing.T) {
+	rl := retry.ParseRateLimit(hdr(
+		"RateLimit-Policy", `"bytes";q=100000;qu="content-bytes";w=10, "reqs";q=100;w=10`,
+		"RateLimit", `"bytes";r=1000;t=4, "reqs";r=5;t=9`), t0)
+	cost := func(bytes float64) func(retry.RateLimitPolicy) float64 {
+		return func(p retry.RateLimitPolicy) float64 {
+			if p.QuotaUnit == "content-bytes" {
+				return bytes
+			}
+			return 1
+		}
+	}
+	for _, tt := range []struct {
+		cost func(retry.RateLimitPolicy) float64
+		want string
+	}{
+		{nil, "reqs"},        // 5 units left against 1 000
+		{cost(100), "reqs"},  // 5 requests left against 10
+		{cost(500), "bytes"}, // 2 requests left against 5
+		{cost(-1), "reqs"},   // a cost that is not positive counts one unit
+	} {
+		p, ok := rl.Binding(tt.cost)
+		assert.True(t, ok)
+		assert.Equal(t, tt.want, p.Name)
+	}
 }

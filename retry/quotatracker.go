@@ -1,0 +1,177 @@
+// Copyright The otlphttpretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package retry
+
+import (
+	"math"
+	"time"
+)
+
+// How the quota tracker waits.
+const (
+	// quotaSlack is how much more of the quota than a request's cost a
+	// request waits for when the quota comes back as it goes (the clocks'
+	// and the network's slack).
+	quotaSlack = 0.05
+	// resetAnswerWait is how often requests waiting for the answer to the
+	// first request after a quota's reset look again; after
+	// resetAnswerLimit without that answer they stop waiting for it.
+	resetAnswerWait  = 50 * time.Millisecond
+	resetAnswerLimit = time.Second
+)
+
+// quotaTracker follows the quota that RateLimit headers announce: what is
+// left, when it is whole again, whether it comes back as it goes (a token
+// bucket) or only at its reset (a window), and what a request costs in its
+// unit. It also counts the requests in flight, whose answers are not yet
+// in. It reads no clock and takes no lock: the Pacer does both.
+type quotaTracker struct {
+	quota       RateLimit // the last answer's headers
+	remaining   float64   // local estimate at remainingAt, in the quota's unit
+	remainingAt time.Time
+	resetAt     time.Time // when the quota is whole again
+	cost        CostEstimator
+	lastQuota   float64   // remaining in the previous answer, -1 if none
+	lastAnswer  time.Time // when the previous answer came
+	refill      float64   // units per second the quota comes back at, once seen to (0: at its reset)
+	outstanding int       // requests that left and have no answer yet
+	afterReset  time.Time // when the first request after a reset went out; the others wait for its answer
+}
+
+func newQuotaTracker() quotaTracker { return quotaTracker{lastQuota: -1} }
+
+// depart is asked when a request is about to leave at now. When the
+// remaining quota will not cover it, it returns when the quota will (never
+// later than the quota's reset, nor than now + maxWait) and false.
+// Otherwise it returns now and true and counts the request as gone, so
+// that requests leaving together do not all count on the same remainder.
+func (q *quotaTracker) depart(now time.Time, maxWait time.Duration) (time.Time, bool) {
+	if !q.quota.Present || q.lastQuota < 0 {
+		return now, true
+	}
+	cost := 1.0 // until learned: the quota's unit may be requests
+	if c, ok := q.cost.PerRequest(); ok {
+		cost = c
+	}
+	if limit := now.Add(maxWait); q.resetAt.After(limit) {
+		// No pacing is longer than retry_after::max: a reset announced
+		// further away is taken to come then.
+		q.resetAt = limit
+	}
+	if q.refill == 0 && !q.resetAt.IsZero() && !q.resetAt.After(now) {
+		// A window was reset: whole again, as far as we know. One request
+		// goes first; its answer tells what is left and what a request
+		// costs before the others follow.
+		q.remaining, q.remainingAt, q.resetAt = q.size()-cost, now, time.Time{}
+		q.outstanding++
+		q.afterReset = now
+		return now, true
+	}
+	if !q.afterReset.IsZero() && q.outstanding > 0 && now.Sub(q.afterReset) < resetAnswerLimit {
+		return now.Add(resetAnswerWait), false
+	}
+	avail := q.available(now)
+	if avail >= cost || !q.resetAt.After(now) {
+		q.remaining, q.remainingAt = avail-cost, now
+		q.outstanding++
+		return now, true
+	}
+	at := q.resetAt
+	if q.refill > 0 {
+		// It comes back as it goes: until enough has, and a little more.
+		wait := time.Duration((cost*(1+quotaSlack) - avail) / q.refill * float64(time.Second))
+		at = minTime(now.Add(wait), q.resetAt)
+	}
+	return minTime(at, now.Add(maxWait)), false
+}
+
+// available is the quota left at t, as far as the answers and the requests
+// that left since tell.
+func (q *quotaTracker) available(t time.Time) float64 {
+	avail := q.remaining
+	if d := t.Sub(q.remainingAt); d > 0 && q.refill > 0 {
+		avail = min(q.size(), avail+q.refill*d.Seconds())
+	}
+	return avail
+}
+
+// unanswered records that a request that left got no answer (its
+// connection failed).
+func (q *quotaTracker) unanswered() {
+	q.outstanding = max(0, q.outstanding-1)
+	q.afterReset = time.Time{}
+}
+
+// observe takes an answer: one request fewer in flight, and, when headers
+// is set, the quota its RateLimit headers report. It learns how much one
+// request costs in the quota's unit from how the remaining count fell since
+// the previous answer, and whether the quota comes back as it goes (a token
+// bucket: the count rose before the announced reset) or only at its reset
+// (a window). Of a bucket it credits the refill, at the policy's q/w, both
+// to what a request cost and to what is left as time passes.
+func (q *quotaTracker) observe(now time.Time, rl RateLimit, headers bool) {
+	alone := q.outstanding <= 1              // no other request was in flight with this one
+	first := !q.afterReset.IsZero() && alone // the answer to the first request after a reset
+	q.outstanding = max(0, q.outstanding-1)
+	q.afterReset = time.Time{}
+	if !headers || !rl.Present {
+		return
+	}
+	pol, ok := rl.Binding(nil)
+	if !ok || !pol.HasRemaining {
+		return
+	}
+	remaining := float64(pol.Remaining)
+	size := math.Inf(1)
+	if pol.HasQuota {
+		size = float64(pol.Quota)
+	}
+	switch {
+	case first && pol.HasQuota:
+		// The quota was whole at the reset, and one request was counted.
+		q.cost.Observe(pol.Quota, pol.Remaining, 1)
+	case q.lastQuota >= 0:
+		if remaining > q.lastQuota && now.Before(q.resetAt) && pol.HasQuota && pol.Window > 0 {
+			q.refill = size / pol.Window.Seconds()
+		}
+		credit := 0.0
+		if d := now.Sub(q.lastAnswer); d > 0 && q.refill > 0 {
+			credit = min(q.refill*d.Seconds(), math.Max(0, size-q.lastQuota))
+		}
+		// Between two answers to requests that were not in flight
+		// together, one request was counted. (Answers to requests in
+		// flight together may come in another order than the backend
+		// counted them.)
+		if alone {
+			q.cost.Observe(int64(q.lastQuota+credit), pol.Remaining, 1)
+		}
+	}
+	q.quota, q.lastQuota, q.lastAnswer = rl, remaining, now
+	// Requests that left after this one are not counted in its answer.
+	cost, _ := q.cost.PerRequest()
+	q.remaining, q.remainingAt = remaining-cost*float64(q.outstanding), now
+	switch {
+	case pol.HasReset:
+		q.resetAt = now.Add(pol.Reset)
+	case pol.Window > 0:
+		q.resetAt = now.Add(pol.Window)
+	default:
+		q.resetAt = time.Time{}
+	}
+}
+
+// size is the binding policy's quota, +Inf when none is announced.
+func (q *quotaTracker) size() float64 {
+	if pol, ok := q.quota.Binding(nil); ok && pol.HasQuota {
+		return float64(pol.Quota)
+	}
+	return math.Inf(1)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}

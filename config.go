@@ -54,8 +54,6 @@ const (
 	// for one probe every unauthorized::probe_interval, and drops nothing;
 	// the first probe that succeeds resumes sending.
 	UnauthorizedHold UnauthorizedMode = "hold"
-	// UnauthorizedHalt is the former name of UnauthorizedHold, still accepted.
-	UnauthorizedHalt UnauthorizedMode = "halt"
 	// UnauthorizedDrop drops the batch that got the 401 and keeps sending.
 	UnauthorizedDrop UnauthorizedMode = "drop"
 )
@@ -187,7 +185,7 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	switch cfg.OnUnauthorized {
-	case UnauthorizedHold, UnauthorizedHalt, UnauthorizedDrop:
+	case UnauthorizedHold, UnauthorizedDrop:
 	default:
 		errs = append(errs, fmt.Errorf("on_unauthorized: %q is not valid; use hold or drop", cfg.OnUnauthorized))
 	}

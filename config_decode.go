@@ -7,20 +7,61 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/confmap"
 )
 
-// durationKeys are the duration keys this exporter reads, in the order a
-// reader meets them in the README. confighttp's other timeouts and the
-// queue's keys are left to their own components.
-var durationKeys = []string{
-	"timeout",
-	"backoff::initial_interval", "backoff::max_interval", "backoff::jitter",
-	"retry_after::default", "retry_after::max", "retry_after::max_elapsed", "retry_after::jitter",
-	"unauthorized::probe_interval",
-	"outage::max_duration",
+// durationKeys are the keys of every time.Duration in Config, found from
+// the struct itself (mapstructure tags, squashed structs, optional
+// sections), so that a key added to Config cannot miss the unit check:
+// this exporter's own, confighttp's timeouts and the sending queue's.
+var durationKeys = durationKeysOf(reflect.TypeFor[Config](), "")
+
+var durationType = reflect.TypeFor[time.Duration]()
+
+// durationKeysOf lists the keys of the time.Duration fields of struct type
+// t, each prefixed with prefix. A configoptional.Optional[T] section is
+// walked as T (its Get method's result).
+func durationKeysOf(t reflect.Type, prefix string) []string {
+	var keys []string
+	for f := range t.Fields() {
+		if !f.IsExported() {
+			continue
+		}
+		tag, _, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+		squash := strings.Contains(f.Tag.Get("mapstructure"), ",squash")
+		if tag == "-" {
+			continue
+		}
+		key := prefix + tag
+		if squash {
+			key = strings.TrimSuffix(prefix, "::")
+		} else if tag == "" {
+			key = prefix + strings.ToLower(f.Name)
+		}
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if get, ok := reflect.PointerTo(ft).MethodByName("Get"); ok && get.Type.NumIn() == 1 && get.Type.NumOut() == 1 &&
+			get.Type.Out(0).Kind() == reflect.Pointer && strings.Contains(ft.Name(), "Optional[") {
+			ft = get.Type.Out(0).Elem()
+		}
+		switch {
+		case ft == durationType:
+			keys = append(keys, key)
+		case ft.Kind() == reflect.Struct:
+			sub := key + "::"
+			if key == "" {
+				sub = ""
+			}
+			keys = append(keys, durationKeysOf(ft, sub)...)
+		}
+	}
+	return keys
 }
 
 // checkRawValues refuses, before they are decoded, the values that the

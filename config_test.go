@@ -6,6 +6,7 @@ package otlphttpretry
 import (
 	"math"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -182,11 +183,6 @@ func TestConfigValidEdgeCases(t *testing.T) {
 		cfg, _, err := loadTestdataConfig(t, "on_unauthorized_hold")
 		require.NoError(t, err)
 		assert.Equal(t, UnauthorizedHold, cfg.OnUnauthorized)
-	})
-	t.Run("on_unauthorized_halt_is_the_old_name_of_hold", func(t *testing.T) {
-		cfg, _, err := loadTestdataConfig(t, "on_unauthorized_halt")
-		require.NoError(t, err)
-		assert.Equal(t, UnauthorizedHalt, cfg.OnUnauthorized)
 	})
 	t.Run("endpoint_query_not_credential", func(t *testing.T) {
 		cfg, _, err := loadTestdataConfig(t, "endpoint_query_not_credential")
@@ -454,4 +450,76 @@ func TestConfigDecodeOfOddValues(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "backoff::max_attempts: 18446744073709551615 is too large")
 	})
+}
+
+// nestedConf turns "a::b::c" = v into {"a": {"b": {"c": v}}}, beside the
+// endpoint every config needs.
+func nestedConf(key string, v any) *confmap.Conf {
+	parts := strings.Split(key, "::")
+	var m any = v
+	for i := len(parts) - 1; i >= 0; i-- {
+		m = map[string]any{parts[i]: m}
+	}
+	raw := m.(map[string]any)
+	if _, ok := raw["endpoint"]; !ok {
+		raw["endpoint"] = "http://localhost:4318"
+	}
+	return confmap.NewFromStringMap(raw)
+}
+
+// TestEveryDurationKeyNeedsAUnit: the duration keys are found from Config
+// itself (its own sections, confighttp's squashed keys, optional sections
+// such as keepalive and sending_queue::batch), every one is a real key of
+// a time.Duration field, and a bare number in any of them is refused
+// before it decodes as nanoseconds.
+func TestEveryDurationKeyNeedsAUnit(t *testing.T) {
+	for _, want := range []string{
+		"timeout", "keepalive::idle_conn_timeout", "sending_queue::batch::flush_timeout",
+		"backoff::initial_interval", "backoff::max_interval", "backoff::jitter",
+		"retry_after::default", "retry_after::max", "retry_after::max_elapsed", "retry_after::jitter",
+		"unauthorized::probe_interval", "outage::max_duration", "pacing::quiet_period",
+	} {
+		assert.Contains(t, durationKeys, want)
+	}
+	for _, key := range durationKeys {
+		t.Run(key, func(t *testing.T) {
+			// A real key: "7s" there sets exactly one Duration field to 7 s.
+			def := createDefaultConfig().(*Config)
+			cfg := createDefaultConfig().(*Config)
+			require.NoError(t, nestedConf(key, "7s").Unmarshal(cfg))
+			assert.Equal(t, 1, durationsChangedTo(reflect.ValueOf(def).Elem(), reflect.ValueOf(cfg).Elem(), 7*time.Second), "%s names one time.Duration", key)
+
+			err := nestedConf(key, 30).Unmarshal(createDefaultConfig().(*Config))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), key+": 30 has no unit")
+		})
+	}
+}
+
+// durationsChangedTo counts the time.Duration values that differ between
+// a and b and equal want in b, walking structs and pointers (also the
+// unexported inside of configoptional.Optional).
+func durationsChangedTo(a, b reflect.Value, want time.Duration) int {
+	switch {
+	case a.Type() == reflect.TypeFor[time.Duration]():
+		if a.Int() != b.Int() && time.Duration(b.Int()) == want {
+			return 1
+		}
+		return 0
+	case a.Kind() == reflect.Pointer:
+		if a.IsNil() || b.IsNil() {
+			if !b.IsNil() {
+				return durationsChangedTo(reflect.New(b.Type().Elem()).Elem(), b.Elem(), want)
+			}
+			return 0
+		}
+		return durationsChangedTo(a.Elem(), b.Elem(), want)
+	case a.Kind() == reflect.Struct:
+		n := 0
+		for i := range a.NumField() {
+			n += durationsChangedTo(a.Field(i), b.Field(i), want)
+		}
+		return n
+	}
+	return 0
 }

@@ -301,13 +301,13 @@ func TestUnauthorizedHoldFillsTheMemoryQueue(t *testing.T) {
 	clock := retrytest.NewClock(start)
 	h := startTracesWithID(t, cfg, clock)
 
-	require.NoError(t, h.consume(t, 1))
+	require.NoError(t, h.consume(1))
 	require.True(t, clock.WaitForTimers(1, 10*time.Second), "the first batch got its 401 and waits for the probe")
 	// The memory queue counts the held batch against its size: two more fit.
-	require.NoError(t, h.consume(t, 2))
-	require.NoError(t, h.consume(t, 3))
+	require.NoError(t, h.consume(2))
+	require.NoError(t, h.consume(3))
 	for n := 4; n <= 6; n++ {
-		require.Error(t, h.consume(t, n), "batch %d is refused: the queue is full", n)
+		require.Error(t, h.consume(n), "batch %d is refused: the queue is full", n)
 	}
 	metadatatest.AssertEqualOtlpHTTPRetryDroppedItems(t, h.tel, []metricdata.DataPoint[int64]{
 		h.sum(4+5+6, attrReason("queue_full")),

@@ -281,7 +281,7 @@ func TestLogDropWarningsAreRateLimited(t *testing.T) {
 	h := startTracesWithID(t, testConfig(srv.URL), clock)
 
 	for range 20 {
-		require.Error(t, h.consume(t, 1))
+		require.Error(t, h.consume(1))
 	}
 	warns := h.logs.FilterMessageSnippet("Dropped a batch").All()
 	require.Len(t, warns, 1, "20 drops in the same instant give one warning")
@@ -293,7 +293,7 @@ func TestLogDropWarningsAreRateLimited(t *testing.T) {
 	assert.Contains(t, f["error"], "400")
 
 	clock.Advance(10*time.Second + time.Millisecond)
-	require.Error(t, h.consume(t, 1))
+	require.Error(t, h.consume(1))
 	warns = h.logs.FilterMessageSnippet("Dropped a batch").All()
 	require.Len(t, warns, 2)
 	assert.Equal(t, int64(19), warns[1].ContextMap()["drops_not_logged_since_last"])

@@ -74,7 +74,7 @@ func TestPartialSuccessCountIsClampedToThePayload(t *testing.T) {
 				_, _ = w.Write(body)
 			})
 			h := startTracesWithID(t, testConfig(srv.URL), retrytest.NewAutoClock(start))
-			require.NoError(t, h.consume(t, 5))
+			require.NoError(t, h.consume(5))
 
 			if tc.dropped == 0 {
 				requireNoMetric(t, h, mDropped)

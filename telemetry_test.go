@@ -207,8 +207,7 @@ func attrSource(s string) attribute.KeyValue  { return attribute.String("source"
 func attrResult(r string) attribute.KeyValue  { return attribute.String("result", r) }
 
 // consume sends a batch of n spans and returns what ConsumeTraces returned.
-func (h *telHarness) consume(t *testing.T, n int) error {
-	t.Helper()
+func (h *telHarness) consume(n int) error {
 	return h.exp.ConsumeTraces(context.Background(), spans("telemetry", n))
 }
 
@@ -238,7 +237,7 @@ func TestTelemetryExporterAttributeIsTheComponentID(t *testing.T) {
 func TestTelemetrySuccessFirstTry(t *testing.T) {
 	srv := newBackend(t, reply(200))
 	h := startTracesWithID(t, testConfig(srv.URL), retrytest.NewAutoClock(start))
-	require.NoError(t, h.consume(t, 3))
+	require.NoError(t, h.consume(3))
 
 	metadatatest.AssertEqualOtlpHTTPRetryAttempts(t, h.tel, []metricdata.DataPoint[int64]{
 		h.sum(1, attrOutcome("success"), attrStatus("200")),
@@ -277,7 +276,7 @@ func TestTelemetryRateLimitRetryAfter(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newBackend(t, reply(429, tc.header...), reply(200))
 			h := startTracesWithID(t, testConfig(srv.URL), retrytest.NewAutoClock(start))
-			require.NoError(t, h.consume(t, 2))
+			require.NoError(t, h.consume(2))
 			require.Len(t, srv.got(), 2)
 			assert.Equal(t, []time.Duration{time.Duration(tc.wait) * time.Second}, h.clock.Waits())
 
@@ -310,7 +309,7 @@ func TestTelemetryRateLimitRetryAfter(t *testing.T) {
 func TestTelemetryOutageThenSuccess(t *testing.T) {
 	srv := newBackend(t, reply(503), reply(200))
 	h := startTracesWithID(t, testConfig(srv.URL), retrytest.NewAutoClock(start))
-	require.NoError(t, h.consume(t, 1))
+	require.NoError(t, h.consume(1))
 	assert.Equal(t, []time.Duration{time.Second}, h.clock.Waits())
 
 	metadatatest.AssertEqualOtlpHTTPRetryAttempts(t, h.tel, []metricdata.DataPoint[int64]{
@@ -335,7 +334,7 @@ func TestTelemetryOutageExhausted(t *testing.T) {
 	cfg := testConfig(srv.URL)
 	cfg.Outage.MaxDuration = 10 * time.Second
 	h := startTracesWithID(t, cfg, retrytest.NewAutoClock(start))
-	require.Error(t, h.consume(t, 4))
+	require.Error(t, h.consume(4))
 	require.Len(t, srv.got(), 4, "attempts at 0, 1, 3 and 7 s; the 10 s bound comes before the next probe")
 
 	metadatatest.AssertEqualOtlpHTTPRetryAttempts(t, h.tel, []metricdata.DataPoint[int64]{
@@ -363,7 +362,7 @@ func TestTelemetryThrottleBudgetExhausted(t *testing.T) {
 	cfg := testConfig(srv.URL)
 	cfg.RetryAfter.MaxElapsed = 900 * time.Second
 	h := startTracesWithID(t, cfg, retrytest.NewAutoClock(start))
-	require.Error(t, h.consume(t, 2))
+	require.Error(t, h.consume(2))
 	require.Len(t, srv.got(), 4)
 
 	metadatatest.AssertEqualOtlpHTTPRetryAttempts(t, h.tel, []metricdata.DataPoint[int64]{
@@ -391,7 +390,7 @@ func TestTelemetryThrottleBudgetExhausted(t *testing.T) {
 func TestTelemetryPermanentStatus(t *testing.T) {
 	srv := newBackend(t, reply(400))
 	h := startTracesWithID(t, testConfig(srv.URL), retrytest.NewAutoClock(start))
-	require.Error(t, h.consume(t, 2))
+	require.Error(t, h.consume(2))
 
 	metadatatest.AssertEqualOtlpHTTPRetryAttempts(t, h.tel, []metricdata.DataPoint[int64]{
 		h.sum(1, attrOutcome("permanent"), attrStatus("400")),
@@ -411,7 +410,7 @@ func TestTelemetryUnauthorizedHold(t *testing.T) {
 	srv := newBackend(t, reply(401), reply(401), reply(200))
 	h := startTracesWithID(t, testConfig(srv.URL), retrytest.NewAutoClock(start))
 	for _, n := range []int{1, 2, 3} {
-		require.NoError(t, h.consume(t, n))
+		require.NoError(t, h.consume(n))
 	}
 	require.Len(t, srv.got(), 5, "the first request, one probe a minute until accepted, then one per batch")
 
@@ -442,7 +441,7 @@ func TestTelemetryPartialSuccess(t *testing.T) {
 		_, _ = w.Write(body)
 	})
 	h := startTracesWithID(t, testConfig(srv.URL), retrytest.NewAutoClock(start))
-	require.NoError(t, h.consume(t, 5))
+	require.NoError(t, h.consume(5))
 
 	metadatatest.AssertEqualOtlpHTTPRetryAttempts(t, h.tel, []metricdata.DataPoint[int64]{
 		h.sum(1, attrOutcome("success"), attrStatus("200")),
@@ -471,7 +470,7 @@ func TestTelemetryShutdownDuringWait(t *testing.T) {
 	clock := retrytest.NewClock(start)
 	h := startTracesWithID(t, cfg, clock)
 
-	require.NoError(t, h.consume(t, 3))
+	require.NoError(t, h.consume(3))
 	require.True(t, clock.WaitForTimers(1, 10*time.Second), "the payload is waiting out its Retry-After")
 
 	// while waiting
@@ -508,7 +507,7 @@ func TestTelemetryDetailedParseDuration(t *testing.T) {
 			cfg := testConfig(srv.URL)
 			cfg.Telemetry.Detailed = detailed
 			h := startTracesWithID(t, cfg, retrytest.NewAutoClock(start))
-			require.NoError(t, h.consume(t, 1))
+			require.NoError(t, h.consume(1))
 			metadatatest.AssertEqualOtlpHTTPRetryRetryAfterParsed(t, h.tel, []metricdata.DataPoint[int64]{
 				h.sum(1, attrResult("seconds")), h.sum(1, attrResult("missing")),
 			}, telOpts...)
@@ -534,7 +533,7 @@ func TestGaugesFollowTheWindowAndBackoff(t *testing.T) {
 	assertGauges(t, h, 0, 0, 0)
 
 	done := make(chan error, 1)
-	go func() { done <- h.consume(t, 1) }()
+	go func() { done <- h.consume(1) }()
 
 	require.True(t, clock.WaitForTimers(1, 10*time.Second), "waiting at the holding gate")
 	assertGauges(t, h, 1, 30, 1)
@@ -570,7 +569,7 @@ func TestGaugesAfterTheWindowEnds(t *testing.T) {
 	clock := retrytest.NewClock(start)
 	h := startTracesWithID(t, cfg, clock)
 
-	require.NoError(t, h.consume(t, 1))
+	require.NoError(t, h.consume(1))
 	require.True(t, clock.WaitForTimers(1, 10*time.Second))
 	assertGauges(t, h, 1, 300, 1)
 
@@ -634,13 +633,13 @@ func TestTelemetryPacingGauges(t *testing.T) {
 	clock := retrytest.NewClock(start)
 	h := startTracesWithID(t, testConfig(srv.URL), clock)
 	for range 10 {
-		require.NoError(t, h.consume(t, 3))
+		require.NoError(t, h.consume(3))
 	}
 	metadatatest.AssertEqualOtlpHTTPRetryPacingCeiling(t, h.tel, []metricdata.DataPoint[float64]{h.gaugeF(0)}, telOpts...)
 	metadatatest.AssertEqualOtlpHTTPRetryPacingRate(t, h.tel, []metricdata.DataPoint[float64]{h.gaugeF(0)}, telOpts...)
 
 	done := make(chan error, 1)
-	go func() { done <- h.consume(t, 3) }()
+	go func() { done <- h.consume(3) }()
 	require.True(t, clock.WaitForTimers(1, 10*time.Second), "the refused payload waits out its Retry-After")
 	// 30 spans accepted, over at least a second: 30 a second; the pace
 	// starts again at it.

@@ -145,10 +145,10 @@ func withOwnedHeaders(ctx context.Context, o *ownedHeaders) context.Context {
 
 // newClient builds the HTTP client from confighttp with compression off
 // (payloads are compressed once, at the door) and redirects never followed.
-// newClient builds the client. idlePerHost is how many idle connections
-// to the destination the transport keeps when the config does not say
-// (max_idle_conns_per_host): Go's default of 2 against a queue's 10
-// consumers would open a new connection for most requests.
+// idlePerHost is how many idle connections to the destination the
+// transport keeps when the config does not say (max_idle_conns_per_host):
+// Go's default of 2 against a queue's 10 consumers would open a new
+// connection for most requests.
 func newClient(ctx context.Context, cfg confighttp.ClientConfig, host component.Host, set component.TelemetrySettings, scrub *scrubber, idlePerHost int) (*http.Client, *idleCloser, error) {
 	cfg.Compression = ""
 	closer := &idleCloser{scrub: scrub}

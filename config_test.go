@@ -456,11 +456,10 @@ func TestConfigDecodeOfOddValues(t *testing.T) {
 // endpoint every config needs.
 func nestedConf(key string, v any) *confmap.Conf {
 	parts := strings.Split(key, "::")
-	var m any = v
-	for i := len(parts) - 1; i >= 0; i-- {
-		m = map[string]any{parts[i]: m}
+	raw := map[string]any{parts[len(parts)-1]: v}
+	for i := len(parts) - 2; i >= 0; i-- {
+		raw = map[string]any{parts[i]: raw}
 	}
-	raw := m.(map[string]any)
 	if _, ok := raw["endpoint"]; !ok {
 		raw["endpoint"] = "http://localhost:4318"
 	}

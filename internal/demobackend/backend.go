@@ -33,6 +33,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/otlphttpretry/otlphttpretry/internal/limiter"
 )
 
 // Mode is the backend's script.
@@ -59,6 +61,12 @@ const (
 	ModeQuota
 	// ModeFailFirst answers 503 to the first request of each batch, 200 to its retry (quota.go).
 	ModeFailFirst
+	// ModeLimiter puts Config.Limiter in front of the backend (limit.go,
+	// package limiter): any kind of limiter, with any hint, closed for
+	// ThrottleFor after the first request. An accepted request is answered
+	// after Config.Latency, and stays open at an in-flight limiter until
+	// then.
+	ModeLimiter
 )
 
 // Config is the backend's script.
@@ -89,6 +97,11 @@ type Config struct {
 	Now func() time.Time
 	// Quota is ModeQuota's token bucket.
 	Quota Quota
+	// Limiter is ModeLimiter's limiter.
+	Limiter limiter.Spec
+	// Latency is how long ModeLimiter holds an accepted request before it
+	// answers (what the backend takes to store it); 0 answers at once.
+	Latency time.Duration
 }
 
 const (
@@ -128,6 +141,14 @@ type Record struct {
 	InRefusedWindow bool
 	// Err is why the request was rejected as malformed, if it was.
 	Err string
+	// Limited is set when ModeLimiter's limiter refused the request (429,
+	// or 503 when it sheds load).
+	Limited bool
+	// Answered is when ModeLimiter let an accepted request's answer go,
+	// after Config.Latency; zero otherwise.
+	Answered time.Time
+
+	open bool // accepted by ModeLimiter: closed once answered
 }
 
 // window is the span of time a 429 asked the client to stay away.
@@ -151,8 +172,10 @@ type Backend struct {
 	failed    int  // scripted failures answered so far
 	recovered bool // Recover was called
 
-	bucket bucket          // ModeQuota's state
-	seen   map[string]bool // ModeFailFirst's batches seen
+	bucket   bucket           // ModeQuota's state
+	seen     map[string]bool  // ModeFailFirst's batches seen
+	limit    *limiter.Limiter // ModeLimiter's, built at the first request
+	limitErr error            // why ModeLimiter's spec could not be built
 
 	changed chan struct{} // closed and replaced on every request
 
@@ -399,6 +422,8 @@ func (b *Backend) export(w http.ResponseWriter, r *http.Request) {
 		limits = b.quotaLocked(now, &rec)
 	case b.cfg.Mode == ModeFailFirst:
 		b.failFirstLocked(&rec)
+	case b.cfg.Mode == ModeLimiter:
+		limits = b.limiterLocked(now, &rec)
 	case b.cfg.Mode != ModeThrottle:
 		if !b.failingLocked(now) {
 			rec.Status = http.StatusOK
@@ -434,6 +459,14 @@ func (b *Backend) export(w http.ResponseWriter, r *http.Request) {
 	b.changed = make(chan struct{})
 	b.mu.Unlock()
 
+	if rec.open {
+		if b.cfg.Latency > 0 {
+			time.Sleep(b.cfg.Latency)
+		}
+		b.mu.Lock()
+		b.closeLocked(rec.Seq, b.cfg.Now())
+		b.mu.Unlock()
+	}
 	setHeaders(w, limits)
 	switch rec.Status {
 	case http.StatusOK:

@@ -36,6 +36,9 @@ type Scenario struct {
 	HeldAt time.Duration
 	// Timeout bounds the wait for full delivery after the load ends.
 	Timeout time.Duration
+	// Cell is the limiter matrix's cell the scenario runs (matrix.go); nil
+	// for the other scenarios.
+	Cell *Cell
 }
 
 // Names of the scenarios.
@@ -174,5 +177,8 @@ func (p Params) Build(name string) (Scenario, error) {
 			Load:    p.paced(2*p.QuotaRate, p.QuotaFor), Timeout: 2*p.QuotaFor + time.Minute,
 		}, nil
 	}
-	return Scenario{}, fmt.Errorf("unknown scenario %q: use one of %s", name, strings.Join(AllNames, ", "))
+	if c, ok := CellByName(name); ok {
+		return c.Scenario(), nil
+	}
+	return Scenario{}, fmt.Errorf("unknown scenario %q: use one of %s, %s (every cell of the limiter matrix) or a cell's name", name, strings.Join(AllNames, ", "), Matrix)
 }

@@ -1,0 +1,87 @@
+// Copyright The otlphttpretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package scenario
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otlphttpretry/otlphttpretry/internal/demobackend"
+	"github.com/otlphttpretry/otlphttpretry/internal/limiter"
+)
+
+// TestMatrixCellsBoundTheSpace: every cell is a valid limiter under a
+// unique name that Build finds; every kind and every hint appears; the
+// limits span 2 to 50 requests a second and the batches 50 to 5 000 spans;
+// the limited cells are offered twice their limit; the sporadic cell has
+// its never-refusing twin, with the same load, as its reference.
+func TestMatrixCellsBoundTheSpace(t *testing.T) {
+	cells := MatrixCells()
+	names := map[string]bool{}
+	kinds := map[limiter.Kind]bool{}
+	hints := map[limiter.Hint]bool{}
+	windows := map[time.Duration]bool{}
+	minRate, maxRate := math.Inf(1), 0.0
+	minBatch, maxBatch := math.MaxInt, 0
+	for _, c := range cells {
+		require.NoError(t, c.Limiter.Validate(), c.Name)
+		assert.False(t, names[c.Name], "%s twice", c.Name)
+		names[c.Name] = true
+		kinds[c.Limiter.Kind], hints[c.Limiter.Hint] = true, true
+		if c.Limiter.Kind == limiter.FixedWindow {
+			windows[c.Limiter.Window] = true
+		}
+		s, err := DefaultParams().Build(c.Name)
+		require.NoError(t, err)
+		assert.Equal(t, c.Name, s.Name)
+		assert.Equal(t, demobackend.ModeLimiter, s.Backend.Mode)
+		assert.Equal(t, c.Limiter, s.Backend.Limiter)
+		require.NotNil(t, s.Cell)
+		assert.Equal(t, c.Batch, s.Load.Spans)
+		assert.Equal(t, c.Batches(), s.Load.Senders*s.Load.Batches)
+		assert.InDelta(t, c.Offered*c.For.Seconds(), float64(c.Batches()), 1, c.Name)
+		minBatch, maxBatch = min(minBatch, c.Batch), max(maxBatch, c.Batch)
+		rate := c.Offered
+		if c.Limiter.Kind.HasQuota() {
+			rate = c.LimitRPS()
+			assert.InDelta(t, 2*rate, c.Offered, 1e-9, "%s: offered twice the limit", c.Name)
+		}
+		minRate, maxRate = math.Min(minRate, rate), math.Max(maxRate, rate)
+		if c.Reference != "" {
+			ref, ok := CellByName(c.Reference)
+			require.True(t, ok, c.Reference)
+			assert.Equal(t, limiter.Unlimited, ref.Limiter.Kind)
+			assert.Equal(t, c.Load(), ref.Load(), "the reference has the same load")
+		}
+	}
+	for _, k := range limiter.Kinds {
+		assert.True(t, kinds[k], "kind %s in no cell", k)
+	}
+	for _, h := range limiter.Hints {
+		assert.True(t, hints[h], "hint %s in no cell", h)
+	}
+	assert.True(t, windows[time.Second] && windows[10*time.Second], "fixed windows of 1 s and 10 s")
+	assert.Equal(t, 2.0, minRate)
+	assert.Equal(t, 50.0, maxRate)
+	assert.Equal(t, 50, minBatch)
+	assert.Equal(t, 5000, maxBatch)
+	_, err := DefaultParams().Build("gcra/none/3rps/50")
+	assert.ErrorContains(t, err, "or a cell's name")
+}
+
+// TestBatchWireBytes: a batch's gzipped size grows with its spans, and is
+// what a bytes bucket's cell is scaled by.
+func TestBatchWireBytes(t *testing.T) {
+	small, large := BatchWireBytes(50), BatchWireBytes(5000)
+	assert.Greater(t, large, 10*small)
+	assert.Less(t, large, len(NewBodies().Get(0, 0, 5000)), "gzipped")
+	c, ok := CellByName("token-bytes/retry-after/4rps/5000")
+	require.True(t, ok)
+	assert.InDelta(t, 4*float64(large), c.Limiter.Rate, 1e-9)
+	assert.InDelta(t, 4, c.LimitRPS(), 1e-9)
+}

@@ -1,0 +1,457 @@
+// Copyright The otlphttpretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package retry_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otlphttpretry/otlphttpretry/internal/limiter"
+	"github.com/otlphttpretry/otlphttpretry/internal/scenario"
+	"github.com/otlphttpretry/otlphttpretry/retry"
+)
+
+// cellModel is one collector in front of a cell of the limiter matrix
+// (scenario.MatrixCells), in virtual time: the real retry.Loop with the
+// exporter's default policy, its own gate and pacer, Consumers queue
+// consumers taking batches from a queue of QueueSize, fed by the cell's
+// load (two senders, each offered half the cell's rate, a batch the full
+// queue refuses retried 20 ms later, as the benchmark's load does). Each
+// request takes Network (half on the way there, half back); an accepted
+// one is also held for the cell's Latency, and stays open at an in-flight
+// limiter meanwhile. What is not delivered Cell.Timeout after the load's
+// end is counted lost, as the benchmark counts it.
+//
+// Use it from any test of package retry_test:
+//
+//	f := simulateCell(t, newCellModel(cell), seed)
+//	v := scenario.Judge(cell, "model", f.CellFigures, nil, nil)
+type cellModel struct {
+	Cell                 scenario.Cell
+	Consumers, QueueSize int
+	Network              time.Duration
+	// Policy is the loop's policy; exporterPolicy() by default.
+	Policy retry.Policy
+	// Trace, when set, sees every attempt: when it left, when it was
+	// answered, with what, and the pacer's rate right after.
+	Trace func(sent, answered time.Time, status int, rate float64)
+}
+
+// newCellModel is the exporter's defaults (10 consumers, a queue of 1 000)
+// on loopback (2 ms a request).
+func newCellModel(c scenario.Cell) cellModel {
+	return cellModel{Cell: c, Consumers: 10, QueueSize: 1000, Network: 2 * time.Millisecond, Policy: exporterPolicy()}
+}
+
+// cellFigures are one run's figures: what scenario.Judge reads, and more.
+type cellFigures struct {
+	scenario.CellFigures
+	// Dropped is the batches the loop dropped; Late those still not
+	// delivered at the timeout.
+	Dropped, Late int
+	// Start is the load's first batch; First the first request; Complete
+	// the arrival of the request that completed delivery (zero if none).
+	Start, First, Complete time.Time
+
+	// For the harness's own test: batches delivered, accepted requests,
+	// batches accepted more than once.
+	delivered, accepted, acceptedTwice int
+}
+
+func (f cellFigures) String() string {
+	used, delivery := "–", "not delivered"
+	if f.Used != nil {
+		used = fmt.Sprintf("%5.1f%%", 100**f.Used)
+	}
+	if f.DeliverySeconds != nil {
+		delivery = fmt.Sprintf("%6.1fs", *f.DeliverySeconds)
+	}
+	return fmt.Sprintf("refused %5.1f%% of %4d, used %s, delivered %s, lost %d spans (%d dropped, %d late)",
+		100*f.RefusedShare(), f.Requests, used, delivery, f.Lost, f.Dropped, f.Late)
+}
+
+// cellBackend is the limiter, the requests it served and what it
+// accepted of each batch.
+type cellBackend struct {
+	mu       sync.Mutex
+	lim      *limiter.Limiter
+	latency  time.Duration
+	served   []limiter.Served
+	accepted map[int]time.Time // batch → arrival of its first acceptance
+	twice    int               // acceptances of a batch accepted before
+}
+
+func (b *cellBackend) answer(batch int, req limiter.Request) retry.Response {
+	b.mu.Lock()
+	now := time.Now()
+	a := b.lim.Admit(now, req)
+	i := len(b.served)
+	b.served = append(b.served, limiter.Served{Request: req, Arrival: now, Done: now, Accepted: a.Accepted()})
+	if a.Accepted() {
+		if _, ok := b.accepted[batch]; ok {
+			b.twice++
+		} else {
+			b.accepted[batch] = now
+		}
+	}
+	b.mu.Unlock()
+	if !a.Accepted() {
+		return retry.Response{Status: a.Status, Header: a.Header, Err: fmt.Errorf("collector answered %d", a.Status)}
+	}
+	time.Sleep(b.latency)
+	b.mu.Lock()
+	b.lim.Done()
+	b.served[i].Done = time.Now()
+	b.mu.Unlock()
+	return retry.Response{Status: a.Status, Header: a.Header}
+}
+
+// run simulates the cell with seed (the limiter's random refusals and the
+// loop's jitter); call it inside a synctest bubble.
+func (m cellModel) run(seed uint64) cellFigures {
+	c := m.Cell
+	spec := c.Limiter
+	spec.Seed = seed
+	lim, err := limiter.New(spec)
+	if err != nil {
+		panic(err)
+	}
+	backend := &cellBackend{lim: lim, latency: c.Latency, accepted: map[int]time.Time{}}
+	req := limiter.Request{Items: c.Batch, Bytes: scenario.BatchWireBytes(c.Batch)}
+
+	var loop *retry.Loop
+	loop = retry.NewLoop(m.Policy, retry.RealClock{}, retry.NewGate(retry.RealClock{}), func(_ context.Context, e retry.Event) {
+		if m.Trace != nil && e.Kind == retry.EventAttempt {
+			now := time.Now()
+			m.Trace(now.Add(-e.Duration), now, e.Response.Status, loop.Pacer().Rate())
+		}
+	})
+	loop.SetRandom((&lockedRand{r: rand.New(rand.NewPCG(seed, 0x63656c6c))}).Float64)
+
+	load := c.Load()
+	start := time.Now()
+	loadEnd := start.Add(load.Duration())
+	deadline, cancel := context.WithDeadline(context.Background(), loadEnd.Add(c.Timeout))
+	defer cancel()
+	queue := make(chan int, m.QueueSize)
+	var senders, consumers sync.WaitGroup
+	for s := range load.Senders {
+		senders.Go(func() {
+			offset := time.Duration(float64(s) / float64(load.Senders) / load.Rate * float64(time.Second))
+			for k := range load.Batches {
+				time.Sleep(time.Until(start.Add(offset + time.Duration(float64(k)/load.Rate*float64(time.Second)))))
+				for {
+					select {
+					case queue <- s*load.Batches + k:
+					default:
+						time.Sleep(20 * time.Millisecond) // the receiver's pushback, retried
+						continue
+					}
+					break
+				}
+			}
+		})
+	}
+	var mu sync.Mutex
+	f := cellFigures{Start: start}
+	for range m.Consumers {
+		consumers.Go(func() {
+			for batch := range queue {
+				if deadline.Err() != nil {
+					mu.Lock()
+					f.Late++
+					mu.Unlock()
+					continue
+				}
+				out := loop.RunItems(deadline, c.Batch, func(_ context.Context, attempt int) retry.Response {
+					time.Sleep(m.Network / 2)
+					// Named by batch and attempt: the same requests are refused
+					// at random whatever order they arrive in.
+					id := uint64(batch)<<16 | uint64(attempt) //nolint:gosec // G115: batch numbers and attempts are small and never negative
+					r := backend.answer(batch, limiter.Request{Items: req.Items, Bytes: req.Bytes, ID: id})
+					time.Sleep(m.Network / 2)
+					return r
+				})
+				mu.Lock()
+				switch out.Kind {
+				case retry.Delivered:
+					f.delivered++
+				case retry.Dropped:
+					f.Dropped++
+				case retry.Interrupted:
+					f.Late++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	senders.Wait()
+	close(queue)
+	consumers.Wait()
+
+	f.Spans = load.Senders * load.Batches * c.Batch
+	f.Lost = (f.Dropped + f.Late) * c.Batch
+	f.Requests = len(backend.served)
+	for _, s := range backend.served {
+		if !s.Accepted {
+			f.Refused++
+		} else {
+			f.accepted++
+		}
+	}
+	f.acceptedTwice = backend.twice
+	if len(backend.served) > 0 {
+		f.First = backend.served[0].Arrival
+	}
+	// The last accepted request's arrival, and its answer's time.
+	var last, lastDone time.Time
+	for _, s := range backend.served {
+		if s.Accepted && !s.Arrival.Before(last) {
+			last, lastDone = s.Arrival, s.Done
+		}
+	}
+	if f.Lost == 0 {
+		for _, at := range backend.accepted {
+			if at.After(f.Complete) {
+				f.Complete = at
+			}
+		}
+		d := f.Complete.Sub(start).Seconds()
+		f.DeliverySeconds = &d
+	}
+	to := last
+	if spec.Kind == limiter.InFlight {
+		to = lastDone
+	}
+	if used, ok := spec.Used(backend.served, f.First, to); ok {
+		f.Used = &used
+	}
+	return f
+}
+
+func simulateCell(t *testing.T, m cellModel, seed uint64) cellFigures {
+	t.Helper()
+	var f cellFigures
+	synctest.Test(t, func(*testing.T) { f = m.run(seed) })
+	return f
+}
+
+// modelCells returns the matrix's cells, or those whose names contain one
+// of LIMITER_CELLS's comma-separated parts.
+func modelCells() []scenario.Cell {
+	cells := scenario.MatrixCells()
+	filter := os.Getenv("LIMITER_CELLS")
+	if filter == "" {
+		return cells
+	}
+	var out []scenario.Cell
+	for _, c := range cells {
+		for part := range strings.SplitSeq(filter, ",") {
+			if part != "" && strings.Contains(c.Name, part) {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// TestLimiterModelAccountsForEveryBatch: every batch offered is delivered
+// (accepted exactly once), dropped or late, whatever the limiter; the
+// requests are the acceptances and the refusals; and a seed's figures move
+// little from run to run (the limiter's decisions depend on the seed
+// alone, but goroutines that wake at the same virtual instant run in any
+// order, which moves the loop's jitter from one payload to another).
+func TestLimiterModelAccountsForEveryBatch(t *testing.T) {
+	for _, name := range []string{"gcra/none/50rps/50", "in-flight-2/none/20rps/500", "shed-50%/none/10rps/200"} {
+		c, ok := scenario.CellByName(name)
+		require.True(t, ok, name)
+		a := simulateCell(t, newCellModel(c), 3)
+		b := simulateCell(t, newCellModel(c), 3)
+		t.Logf("%s: %s", name, a)
+		for _, f := range []cellFigures{a, b} {
+			assert.Equal(t, c.Batches(), f.delivered+f.Dropped+f.Late, "%s: batches delivered, dropped and late", name)
+			assert.Zero(t, f.acceptedTwice, "%s: batches accepted twice", name)
+			assert.Equal(t, f.Requests, f.accepted+f.Refused, "%s: requests", name)
+			assert.Equal(t, (f.Dropped+f.Late)*c.Batch, f.Lost, name)
+		}
+		assert.InEpsilon(t, a.Requests, b.Requests, 0.05, "%s: requests of one seed", name)
+		assert.InDelta(t, a.RefusedShare(), b.RefusedShare(), 0.02, "%s: refused share of one seed", name)
+	}
+}
+
+// TestLimiterModelReference: without a limit the load is delivered as it
+// is offered: nothing refused or lost, the last batch delivered within a
+// few milliseconds of its offer; and a limit the load stays under refuses
+// nothing and measures the share of it the load used.
+func TestLimiterModelReference(t *testing.T) {
+	c, ok := scenario.CellByName("unlimited/none/20rps/100")
+	require.True(t, ok)
+	f := simulateCell(t, newCellModel(c), 1)
+	t.Logf("%s", f)
+	assert.Zero(t, f.Refused)
+	assert.Zero(t, f.Lost)
+	require.NotNil(t, f.DeliverySeconds)
+	// The second sender's last batch, half an interval after the first's.
+	l := c.Load()
+	lastOffer := l.Duration().Seconds() + 1/l.Rate/float64(l.Senders)
+	assert.InDelta(t, lastOffer, *f.DeliverySeconds, 0.01)
+	assert.Nil(t, f.Used)
+
+	// The same load (20 batches a second) under a GCRA of 40 a second.
+	c.Limiter = limiter.Spec{Kind: limiter.GCRA, Hint: limiter.HintNone, Rate: 40, Burst: 2}
+	f = simulateCell(t, newCellModel(c), 1)
+	t.Logf("%s", f)
+	assert.Zero(t, f.Refused)
+	require.NotNil(t, f.Used)
+	// 300 requests over a burst of 2 + 40 × the 14.95 s from the first
+	// request to the last.
+	assert.InDelta(t, 300.0/(2+40*14.95), *f.Used, 0.001)
+}
+
+// TestLimiterModelTimesOut: what the loop has not delivered at the cell's
+// timeout is late, and counted lost.
+func TestLimiterModelTimesOut(t *testing.T) {
+	c, ok := scenario.CellByName("gcra/none/2rps/5000")
+	require.True(t, ok)
+	c.Timeout = time.Second
+	f := simulateCell(t, newCellModel(c), 1)
+	t.Logf("%s", f)
+	assert.Positive(t, f.Late)
+	assert.Equal(t, (f.Late+f.Dropped)*c.Batch, f.Lost)
+	assert.Nil(t, f.DeliverySeconds)
+}
+
+// TestLimiterMatrix runs every cell of the limiter matrix in the model
+// (set LIMITER_SEEDS to how many seeds; LIMITER_CELLS to run only the
+// cells whose names contain one of its comma-separated parts) and prints
+// each cell's figures per seed, its medians, whether the goals
+// that need no core exporter are met, and the worst cell. It asserts
+// nothing.
+func TestLimiterMatrix(t *testing.T) {
+	n, _ := strconv.ParseUint(os.Getenv("LIMITER_SEEDS"), 10, 16)
+	if n == 0 {
+		t.Skip("set LIMITER_SEEDS to run")
+	}
+	byName := map[string]cellFigures{}
+	var verdicts []scenario.Verdict
+	for _, c := range modelCells() {
+		var runs []cellFigures
+		for seed := range n {
+			f := simulateCell(t, newCellModel(c), seed)
+			if n > 1 {
+				t.Logf("%-38s seed %2d: %s", c.Name, seed, f)
+			}
+			runs = append(runs, f)
+		}
+		med := medianCell(runs)
+		byName[c.Name] = med
+		var ref *scenario.CellFigures
+		if r, ok := byName[c.Reference]; ok {
+			ref = &r.CellFigures
+		}
+		v := scenario.Judge(c, "model", med.CellFigures, nil, ref)
+		verdicts = append(verdicts, v)
+		status := "met"
+		if !v.Met() {
+			status = "MISSED: " + v.Missed()
+		}
+		t.Logf("%-38s median: %s; %s", c.Name, med, status)
+	}
+	if len(verdicts) == 0 {
+		return
+	}
+	worst := slices.MinFunc(verdicts, func(a, b scenario.Verdict) int {
+		switch {
+		case scenario.Worse(a, b):
+			return -1
+		case scenario.Worse(b, a):
+			return 1
+		}
+		return 0
+	})
+	t.Logf("worst cell: %s: %s", worst.Cell, worst.Missed())
+}
+
+// medianCell is the run whose delivery time is the median (undelivered
+// runs last), with the median refused share and limit used of all runs.
+func medianCell(runs []cellFigures) cellFigures {
+	sorted := slices.Clone(runs)
+	slices.SortFunc(sorted, func(a, b cellFigures) int {
+		switch {
+		case a.DeliverySeconds == nil && b.DeliverySeconds == nil:
+			return a.Lost - b.Lost
+		case a.DeliverySeconds == nil:
+			return 1
+		case b.DeliverySeconds == nil:
+			return -1
+		}
+		if *a.DeliverySeconds < *b.DeliverySeconds {
+			return -1
+		}
+		if *a.DeliverySeconds > *b.DeliverySeconds {
+			return 1
+		}
+		return 0
+	})
+	return sorted[len(sorted)/2]
+}
+
+// TestLimiterTrace shows one cell's run second by second (set
+// LIMITER_TRACE to the cell's name, LIMITER_SEED to the seed, 0 by
+// default): requests sent, accepted and refused in each second of the
+// backend's time, and the pacer's rate at the end of it. It asserts
+// nothing.
+func TestLimiterTrace(t *testing.T) {
+	name := os.Getenv("LIMITER_TRACE")
+	if name == "" {
+		t.Skip("set LIMITER_TRACE to a cell's name")
+	}
+	c, ok := scenario.CellByName(name)
+	require.True(t, ok, "no cell %q", name)
+	seed, _ := strconv.ParseUint(os.Getenv("LIMITER_SEED"), 10, 64)
+	type second struct {
+		ok, refused int
+		rate        float64
+	}
+	var mu sync.Mutex
+	var origin time.Time
+	var secs []second
+	m := newCellModel(c)
+	m.Trace = func(sent, answered time.Time, status int, rate float64) {
+		mu.Lock()
+		defer mu.Unlock()
+		if origin.IsZero() {
+			origin = sent
+		}
+		i := int(answered.Sub(origin) / time.Second)
+		for len(secs) <= i {
+			secs = append(secs, second{})
+		}
+		if status == http.StatusOK {
+			secs[i].ok++
+		} else {
+			secs[i].refused++
+		}
+		secs[i].rate = rate
+	}
+	f := simulateCell(t, m, seed)
+	t.Logf("%s (limit %.3g requests/s): %s", c.Name, c.LimitRPS(), f)
+	for i, s := range secs {
+		t.Logf("%3d s: %3d accepted %3d refused, pacer rate %.1f items/s", i, s.ok, s.refused, s.rate)
+	}
+}

@@ -47,6 +47,10 @@ const (
 	RejectNegative RateLimitReject = "negative"
 	// RejectHuge: beyond the bounds below.
 	RejectHuge RateLimitReject = "huge"
+	// RejectExcess: beyond the caps on what is read at all: a field
+	// longer than MaxRateLimitFieldBytes (ignored whole), or the policies
+	// after the first MaxRateLimitPolicies of a field.
+	RejectExcess RateLimitReject = "excess"
 )
 
 const (
@@ -64,6 +68,14 @@ const (
 	// milliseconds (no Unix time in seconds is 31 700 years ahead).
 	epochSeconds = 1_000_000_000
 	epochMillis  = 1_000_000_000_000
+	// MaxRateLimitFieldBytes caps one rate-limit field, all its lines
+	// joined: a longer one is not parsed. Real ones are tens of bytes; the
+	// cap keeps a hostile one from costing more than a few microseconds.
+	MaxRateLimitFieldBytes = 4096
+	// MaxRateLimitPolicies caps the policies read from one response:
+	// those after the first MaxRateLimitPolicies distinct names are
+	// ignored.
+	MaxRateLimitPolicies = 16
 )
 
 // RateLimitPolicy is one quota the server enforces and what is left of it.
@@ -122,17 +134,6 @@ type RateLimit struct {
 	Rejected []RateLimitRejection
 }
 
-// RejectedBy counts the values rejected for reason.
-func (r RateLimit) RejectedBy(reason RateLimitReject) int {
-	n := 0
-	for _, x := range r.Rejected {
-		if x.Reason == reason {
-			n++
-		}
-	}
-	return n
-}
-
 // ParseRateLimit reads the rate-limit headers of a response received at now,
 // whatever the case of their names, in the first of these forms that gives
 // a valid policy: RateLimit/RateLimit-Policy (current draft, or draft -07's
@@ -152,7 +153,9 @@ func (r RateLimit) RejectedBy(reason RateLimitReject) int {
 // may have a fraction ("1.5") in every form.
 //
 // Malformed, negative or huge values are ignored and listed in Rejected;
-// the rest of the policy still counts. A policy named twice keeps, value by
+// the rest of the policy still counts. So is what lies beyond the caps: a
+// field longer than MaxRateLimitFieldBytes, the policies after the first
+// MaxRateLimitPolicies. Time and memory are linear in the headers' size. A policy named twice keeps, value by
 // value, the more cautious one: the lower quota and remaining, the longer
 // window and reset. Nothing here reads a clock.
 func ParseRateLimit(h http.Header, now time.Time) RateLimit {
@@ -195,14 +198,49 @@ func (b *rlBuilder) finish(ps []RateLimitPolicy, remainingField, remainingParam 
 	return true
 }
 
+// field is fieldValue, or "" for a field longer than MaxRateLimitFieldBytes
+// (rejected as excess).
+func (b *rlBuilder) field(name string) string {
+	v, ok := fieldValue(b.h, name, MaxRateLimitFieldBytes)
+	if !ok {
+		b.reject(name, "", RejectExcess)
+	}
+	return v
+}
+
+// policies collects the policies of a response by name, in order, up to
+// MaxRateLimitPolicies names.
+type policies struct {
+	list  []RateLimitPolicy
+	index map[string]int
+}
+
+// add merges p into the policy of the same name, or adds it: it reports
+// false when p is a new name beyond MaxRateLimitPolicies.
+func (ps *policies) add(p RateLimitPolicy) bool {
+	if i, ok := ps.index[p.Name]; ok {
+		mergePolicy(&ps.list[i], p)
+		return true
+	}
+	if len(ps.list) >= MaxRateLimitPolicies {
+		return false
+	}
+	if ps.index == nil {
+		ps.index = map[string]int{}
+	}
+	ps.index[p.Name] = len(ps.list)
+	ps.list = append(ps.list, p)
+	return true
+}
+
 // structured reads RateLimit and RateLimit-Policy.
 func (b *rlBuilder) structured() bool {
-	limitRaw := fieldValue(b.h, "RateLimit")
-	policyRaw := fieldValue(b.h, "RateLimit-Policy")
+	limitRaw := b.field("RateLimit")
+	policyRaw := b.field("RateLimit-Policy")
 	if limitRaw == "" && policyRaw == "" {
 		return false
 	}
-	var ps []RateLimitPolicy
+	var ps policies
 	if limitRaw != "" {
 		items, err := parseSFList(limitRaw)
 		if err != nil {
@@ -211,25 +249,28 @@ func (b *rlBuilder) structured() bool {
 			}
 			b.reject("RateLimit", "", RejectMalformed)
 		}
-		for _, it := range items {
-			p, ok := b.limitItem(it)
-			if ok {
-				ps = mergePolicy(ps, p)
-			}
-		}
+		b.addItems(&ps, "RateLimit", items, b.limitItem)
 	}
 	if policyRaw != "" {
 		items, err := parseSFList(policyRaw)
 		if err != nil {
 			b.reject("RateLimit-Policy", "", RejectMalformed)
 		}
-		for _, it := range items {
-			if p, ok := b.policyItem(it); ok {
-				ps = mergePolicy(ps, p)
-			}
+		b.addItems(&ps, "RateLimit-Policy", items, b.policyItem)
+	}
+	return b.finish(ps.list, "RateLimit", "r", SourceRateLimit)
+}
+
+// addItems reads each item of field into ps; the items beyond
+// MaxRateLimitPolicies names are ignored and rejected once as excess.
+func (b *rlBuilder) addItems(ps *policies, field string, items []sfItem, read func(sfItem) (RateLimitPolicy, bool)) {
+	excess := false
+	for _, it := range items {
+		if p, ok := read(it); ok && !ps.add(p) && !excess {
+			excess = true
+			b.reject(field, "", RejectExcess)
 		}
 	}
-	return b.finish(ps, "RateLimit", "r", SourceRateLimit)
 }
 
 // itemName is the policy name of a RateLimit or RateLimit-Policy item: a
@@ -344,14 +385,9 @@ func (b *rlBuilder) seconds(field, param string, v sfValue, zeroOK bool) (time.D
 	return 0, false
 }
 
-// mergePolicy adds p to ps, or folds it into the policy of the same name,
-// keeping value by value the more cautious one.
-func mergePolicy(ps []RateLimitPolicy, p RateLimitPolicy) []RateLimitPolicy {
-	i := slices.IndexFunc(ps, func(q RateLimitPolicy) bool { return q.Name == p.Name })
-	if i < 0 {
-		return append(ps, p)
-	}
-	q := &ps[i]
+// mergePolicy folds p into q, a policy of the same name, keeping value by
+// value the more cautious one.
+func mergePolicy(q *RateLimitPolicy, p RateLimitPolicy) {
 	if p.HasQuota && (!q.HasQuota || p.Quota < q.Quota) {
 		q.Quota, q.HasQuota = p.Quota, true
 	}
@@ -368,7 +404,6 @@ func mergePolicy(ps []RateLimitPolicy, p RateLimitPolicy) []RateLimitPolicy {
 	if q.PartitionKey == "" {
 		q.PartitionKey = p.PartitionKey
 	}
-	return ps
 }
 
 func isDraft7(dict []sfDictMember) bool {
@@ -414,9 +449,9 @@ func (b *rlBuilder) draft7(dict []sfDictMember, policyRaw string) bool {
 // triple reads <prefix>Limit, <prefix>Remaining and <prefix>Reset.
 func (b *rlBuilder) triple(prefix string, src RateLimitSource) bool {
 	limitField, remainingField, resetField := prefix+"Limit", prefix+"Remaining", prefix+"Reset"
-	limitRaw := firstMember(fieldValue(b.h, limitField))
-	remainingRaw := firstMember(fieldValue(b.h, remainingField))
-	resetRaw := firstMember(fieldValue(b.h, resetField))
+	limitRaw := firstMember(b.field(limitField))
+	remainingRaw := firstMember(b.field(remainingField))
+	resetRaw := firstMember(b.field(resetField))
 	if limitRaw == "" && remainingRaw == "" && resetRaw == "" {
 		return false
 	}
@@ -515,8 +550,9 @@ var pow10 = [...]int64{1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000
 // fieldValue joins every line of a field, whatever the case of its name,
 // with ", " as RFC 9110 allows, skipping empty lines. Lines under the
 // canonical key come first, then other spellings in sorted order, so that
-// the result does not depend on map order.
-func fieldValue(h http.Header, name string) string {
+// the result does not depend on map order. A field that would be longer
+// than limit is "" and false, and is never joined.
+func fieldValue(h http.Header, name string, limit int) (string, bool) {
 	var keys []string
 	for k := range h {
 		if strings.EqualFold(strings.TrimSpace(k), name) {
@@ -534,83 +570,24 @@ func fieldValue(h http.Header, name string) string {
 		return strings.Compare(a, b)
 	})
 	var parts []string
+	size := 0
 	for _, k := range keys {
 		for _, v := range h[k] {
 			if v = strings.Trim(v, " \t"); v != "" {
+				if size += len(v) + 2; size > limit+2 {
+					return "", false
+				}
 				parts = append(parts, v)
 			}
 		}
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(parts, ", "), true
 }
 
 // firstMember is the first comma-separated member of a field value, trimmed.
 func firstMember(v string) string {
 	first, _, _ := strings.Cut(v, ",")
 	return strings.TrimSpace(first)
-}
-
-// Exhaustion says whether a request about to go out finds a quota exhausted.
-type Exhaustion struct {
-	// Exhausted is set when some policy has less remaining than the
-	// request costs and has not reset yet.
-	Exhausted bool
-	// Policy is the exhausted policy that resets last: the binding one.
-	Policy string
-	// Wait is how long from now until every exhausted policy has reset,
-	// within [0, MaxRateLimitReset]. A policy without a reset counts its
-	// window, the longest a window-based quota can take to come back.
-	Wait time.Duration
-	// WaitKnown is false when an exhausted policy gave neither a reset nor
-	// a window: Wait then covers only the others, and the caller chooses.
-	WaitKnown bool
-}
-
-// Exhausted reports, for a request about to go out at now that costs cost
-// units of every quota, whether a quota is exhausted and how long until all
-// exhausted ones have reset. A cost that is not positive (or NaN) counts as
-// one unit. Use ExhaustedFunc when policies count in different units.
-func (r RateLimit) Exhausted(now time.Time, cost float64) Exhaustion {
-	return r.ExhaustedFunc(now, func(RateLimitPolicy) float64 { return cost })
-}
-
-// ExhaustedFunc is Exhausted with a cost per policy.
-func (r RateLimit) ExhaustedFunc(now time.Time, cost func(RateLimitPolicy) float64) Exhaustion {
-	e := Exhaustion{WaitKnown: true}
-	now = latest(now, r.Observed) // no reset is further away than when it was seen
-	var last time.Time            // the latest known reset of an exhausted policy
-	unknown := ""                 // the first exhausted policy with no reset
-	for _, p := range r.Policies {
-		if !p.HasRemaining || float64(p.Remaining) >= sanitizeCost(cost(p)) {
-			continue
-		}
-		var at time.Time
-		switch {
-		case p.HasReset:
-			at = r.Observed.Add(p.Reset)
-		case p.Window > 0:
-			at = r.Observed.Add(p.Window)
-		default:
-			if e.WaitKnown {
-				unknown, e.WaitKnown = p.Name, false
-			}
-			e.Exhausted = true
-			continue
-		}
-		if !at.After(now) {
-			continue // reset already: the quota is back
-		}
-		e.Exhausted = true
-		if at.After(last) {
-			last, e.Policy = at, p.Name
-		}
-	}
-	if last.IsZero() {
-		e.Policy = unknown
-	} else {
-		e.Wait = min(last.Sub(now), MaxRateLimitReset)
-	}
-	return e
 }
 
 // Binding is the policy with the fewest requests left, among those with a
@@ -645,11 +622,4 @@ func sanitizeCost(c float64) float64 {
 		return 1
 	}
 	return c
-}
-
-func latest(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return b
-	}
-	return a
 }

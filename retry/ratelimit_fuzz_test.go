@@ -57,7 +57,7 @@ func FuzzParseRateLimit(f *testing.F) {
 	}
 
 	sources := []retry.RateLimitSource{retry.SourceRateLimit, retry.SourceRateLimitDraft7, retry.SourceRateLimitTriple, retry.SourceXRateLimit}
-	reasons := []retry.RateLimitReject{retry.RejectMalformed, retry.RejectNegative, retry.RejectHuge}
+	reasons := []retry.RateLimitReject{retry.RejectMalformed, retry.RejectNegative, retry.RejectHuge, retry.RejectExcess}
 	f.Fuzz(func(t *testing.T, policy, limit, tLimit, tRemaining, tReset, xLimit, xRemaining, xReset, date string, nowUnix int64, cost float64, lower bool) {
 		h := http.Header{}
 		for _, kv := range [][2]string{
@@ -97,7 +97,9 @@ func FuzzParseRateLimit(f *testing.F) {
 				t.Fatalf("rejection %+v", x)
 			}
 		}
-		var latestReset time.Duration
+		if len(got.Policies) > retry.MaxRateLimitPolicies {
+			t.Fatalf("%d policies, more than the cap of %d", len(got.Policies), retry.MaxRateLimitPolicies)
+		}
 		for _, p := range got.Policies {
 			if !p.HasQuota && !p.HasRemaining {
 				t.Fatalf("policy with neither quota nor remaining: %+v", p)
@@ -120,37 +122,8 @@ func FuzzParseRateLimit(f *testing.F) {
 			if p.QuotaUnit == "" {
 				t.Fatalf("no quota unit: %+v", p)
 			}
-			latestReset = max(latestReset, p.Reset, p.Window)
 		}
 
-		for _, at := range []time.Time{now, now.Add(time.Second), now.Add(-time.Second), now.Add(latestReset), now.Add(retry.MaxRateLimitReset + 1)} {
-			e := got.Exhausted(at, cost)
-			if e.Wait < 0 || e.Wait > retry.MaxRateLimitReset {
-				t.Fatalf("wait %s out of bounds at %s: %+v", e.Wait, at, e)
-			}
-			if !e.Exhausted && (e.Wait != 0 || e.Policy != "" || !e.WaitKnown) {
-				t.Fatalf("not exhausted but %+v", e)
-			}
-			if e.Exhausted && !hasPolicyNamed(got, e.Policy) {
-				t.Fatalf("exhausted by policy %q, which is not among %+v", e.Policy, got.Policies)
-			}
-			if e.Exhausted {
-				c := cost
-				if !(c > 0) {
-					c = 1
-				}
-				short := false
-				for _, p := range got.Policies {
-					short = short || (p.HasRemaining && float64(p.Remaining) < c)
-				}
-				if !short {
-					t.Fatalf("exhausted at cost %v though every policy has enough: %+v", cost, got.Policies)
-				}
-			}
-			if at.Sub(now) >= latestReset && e.Exhausted && e.WaitKnown {
-				t.Fatalf("exhausted at %s, after every reset and window (%s): %+v", at, latestReset, e)
-			}
-		}
 		if b, ok := got.Binding(func(retry.RateLimitPolicy) float64 { return cost }); ok && !b.HasRemaining {
 			t.Fatalf("binding policy without remaining: %+v", b)
 		}
@@ -160,15 +133,6 @@ func FuzzParseRateLimit(f *testing.F) {
 func contains[T comparable](s []T, v T) bool {
 	for _, x := range s {
 		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
-func hasPolicyNamed(rl retry.RateLimit, name string) bool {
-	for _, p := range rl.Policies {
-		if p.Name == name {
 			return true
 		}
 	}

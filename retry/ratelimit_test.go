@@ -4,7 +4,6 @@
 package retry_test
 
 import (
-	"math"
 	"net/http"
 	"strconv"
 	"testing"
@@ -495,97 +494,8 @@ func TestParseRateLimit(t *testing.T) {
 				Rejected:  tt.rejected,
 			}
 			assert.Equal(t, want, got)
-			n := 0
-			for _, reason := range []retry.RateLimitReject{mal, neg, huge} {
-				n += got.RejectedBy(reason)
-			}
-			assert.Equal(t, len(tt.rejected), n, "every rejection has one of the three reasons")
 		})
 	}
-}
-
-func TestRateLimitRejectedBy(t *testing.T) {
-	got := retry.ParseRateLimit(hdr("RateLimit", `"a";r=-1;t=-1, "b";r=abc;t=99999999`), t0)
-	assert.False(t, got.Present)
-	assert.Equal(t, 2, got.RejectedBy(retry.RejectNegative))
-	assert.Equal(t, 1, got.RejectedBy(retry.RejectMalformed))
-	assert.Equal(t, 1, got.RejectedBy(retry.RejectHuge))
-}
-
-func TestRateLimitExhausted(t *testing.T) {
-	parse := func(pairs ...string) retry.RateLimit { return retry.ParseRateLimit(hdr(pairs...), t0) }
-	limit := func(v string) retry.RateLimit { return parse("RateLimit", v) }
-	sec := time.Second
-	tests := []struct {
-		name string
-		rl   retry.RateLimit
-		now  time.Time
-		cost float64
-		want retry.Exhaustion
-	}{
-		{name: "nothing left", rl: limit(`"d";r=0;t=5`), cost: 1, want: retry.Exhaustion{Exhausted: true, Policy: "d", Wait: 5 * sec, WaitKnown: true}},
-		{name: "enough left", rl: limit(`"d";r=5;t=5`), cost: 1, want: retry.Exhaustion{WaitKnown: true}},
-		{name: "exactly enough left", rl: limit(`"d";r=5;t=5`), cost: 5, want: retry.Exhaustion{WaitKnown: true}},
-		{name: "not enough for a costly request", rl: limit(`"d";r=5;t=5`), cost: 5.5, want: retry.Exhaustion{Exhausted: true, Policy: "d", Wait: 5 * sec, WaitKnown: true}},
-		{name: "a cost of zero counts as one", rl: limit(`"d";r=0;t=5`), cost: 0, want: retry.Exhaustion{Exhausted: true, Policy: "d", Wait: 5 * sec, WaitKnown: true}},
-		{name: "a negative cost counts as one", rl: limit(`"d";r=1;t=5`), cost: -3, want: retry.Exhaustion{WaitKnown: true}},
-		{name: "a NaN cost counts as one", rl: limit(`"d";r=0;t=5`), cost: math.NaN(), want: retry.Exhaustion{Exhausted: true, Policy: "d", Wait: 5 * sec, WaitKnown: true}},
-		{name: "an infinite cost exhausts", rl: limit(`"d";r=999999999999999;t=5`), cost: math.Inf(1), want: retry.Exhaustion{Exhausted: true, Policy: "d", Wait: 5 * sec, WaitKnown: true}},
-		{
-			name: "two exhausted: wait for the later reset",
-			rl:   limit(`"burst";r=0;t=1, "daily";r=0;t=3600`), cost: 1,
-			want: retry.Exhaustion{Exhausted: true, Policy: "daily", Wait: time.Hour, WaitKnown: true},
-		},
-		{
-			name: "only the burst exhausted",
-			rl:   limit(`"burst";r=0;t=1, "daily";r=500;t=3600`), cost: 1,
-			want: retry.Exhaustion{Exhausted: true, Policy: "burst", Wait: sec, WaitKnown: true},
-		},
-		{name: "later than observed", rl: limit(`"d";r=0;t=5`), now: t0.Add(3 * sec), cost: 1, want: retry.Exhaustion{Exhausted: true, Policy: "d", Wait: 2 * sec, WaitKnown: true}},
-		{name: "at the reset", rl: limit(`"d";r=0;t=5`), now: t0.Add(5 * sec), cost: 1, want: retry.Exhaustion{WaitKnown: true}},
-		{name: "after the reset", rl: limit(`"d";r=0;t=5`), now: t0.Add(time.Minute), cost: 1, want: retry.Exhaustion{WaitKnown: true}},
-		{name: "earlier than observed waits the whole reset", rl: limit(`"d";r=0;t=5`), now: t0.Add(-time.Hour), cost: 1, want: retry.Exhaustion{Exhausted: true, Policy: "d", Wait: 5 * sec, WaitKnown: true}},
-		{
-			name: "no reset: the window",
-			rl:   parse("RateLimit-Policy", `"d";q=10;w=60`, "RateLimit", `"d";r=0`), cost: 1,
-			want: retry.Exhaustion{Exhausted: true, Policy: "d", Wait: time.Minute, WaitKnown: true},
-		},
-		{name: "no reset, no window", rl: limit(`"d";r=0`), cost: 1, want: retry.Exhaustion{Exhausted: true, Policy: "d"}},
-		{
-			name: "one without reset beside one with",
-			rl:   limit(`"a";r=0, "b";r=0;t=7`), cost: 1,
-			want: retry.Exhaustion{Exhausted: true, Policy: "b", Wait: 7 * sec},
-		},
-		{name: "a quota alone exhausts nothing", rl: parse("RateLimit-Policy", `"d";q=0;w=1`), cost: 1, want: retry.Exhaustion{WaitKnown: true}},
-		{name: "no headers", rl: retry.ParseRateLimit(nil, t0), cost: 1, want: retry.Exhaustion{WaitKnown: true}},
-		{name: "X-RateLimit", rl: parse("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", epoch(10*sec)), cost: 1, want: retry.Exhaustion{Exhausted: true, Wait: 10 * sec, WaitKnown: true}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			now := tt.now
-			if now.IsZero() {
-				now = t0
-			}
-			assert.Equal(t, tt.want, tt.rl.Exhausted(now, tt.cost))
-		})
-	}
-}
-
-// Policies counting in different units get a cost each.
-func TestRateLimitExhaustedFunc(t *testing.T) {
-	rl := retry.ParseRateLimit(hdr(
-		"RateLimit-Policy", `"bytes";q=100000;qu="content-bytes";w=10, "reqs";q=100;w=10`,
-		"RateLimit", `"bytes";r=1000;t=4, "reqs";r=5;t=9`), t0)
-	cost := func(bytes float64) func(retry.RateLimitPolicy) float64 {
-		return func(p retry.RateLimitPolicy) float64 {
-			if p.QuotaUnit == "content-bytes" {
-				return bytes
-			}
-			return 1
-		}
-	}
-	assert.Equal(t, retry.Exhaustion{Exhausted: true, Policy: "bytes", Wait: 4 * time.Second, WaitKnown: true}, rl.ExhaustedFunc(t0, cost(2000)))
-	assert.Equal(t, retry.Exhaustion{WaitKnown: true}, rl.ExhaustedFunc(t0, cost(500)))
 }
 
 func TestRateLimitBinding(t *testing.T) {

@@ -272,7 +272,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.OtlpHTTPRetryRatelimitRejected, err = builder.meter.Int64Counter(
 		"otelcol_otlp_http_retry_ratelimit_rejected",
-		metric.WithDescription("RateLimit header values the exporter ignored, by reason (malformed, negative, huge). [Alpha]"),
+		metric.WithDescription("RateLimit header values the exporter ignored, by reason (malformed, negative, huge, excess). [Alpha]"),
 		metric.WithUnit("{value}"),
 	)
 	errs = errors.Join(errs, err)

@@ -160,7 +160,7 @@ func AssertEqualOtlpHTTPRetryPacingWaitSeconds(t *testing.T, tt *componenttest.T
 func AssertEqualOtlpHTTPRetryRatelimitRejected(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_otlp_http_retry_ratelimit_rejected",
-		Description: "RateLimit header values the exporter ignored, by reason (malformed, negative, huge). [Alpha]",
+		Description: "RateLimit header values the exporter ignored, by reason (malformed, negative, huge, excess). [Alpha]",
 		Unit:        "{value}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,

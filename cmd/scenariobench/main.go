@@ -14,6 +14,12 @@
 // Scenarios: healthy, throttle-429, storm-503, quota, quota-headers,
 // drops, retry-once (-scenarios, comma-separated, or "all"). -fleet 50
 // also runs a fleet of 50 collectors against one quota backend.
+// -scenarios matrix runs every cell of the limiter matrix (issue 15:
+// internal/scenario/matrix.go), or a cell by its name, and prints every
+// run of every cell judged against the issue's goals, then each
+// exporter's worst cell:
+//
+//	go run ./cmd/scenariobench -scenarios matrix -runs 1 -out docs/scenariobench-matrix.json
 //
 // Exit status: 0; 1 when otlp_http_retry lost spans or fell short in any
 // scenario, or either exporter did in the healthy one; 2 when a run could
@@ -53,6 +59,7 @@ type report struct {
 	FleetDesc   string                  `json:"fleet_description,omitempty"`
 	FleetRuns   []scenario.FleetFigures `json:"fleet_runs,omitempty"`
 	FleetMedian []medianRow             `json:"fleet_medians,omitempty"`
+	Matrix      *matrixReport           `json:"matrix,omitempty"`
 }
 
 func run() int {
@@ -61,7 +68,7 @@ func run() int {
 	ours := flag.String("ours", "build/otelcol-retry/otelcol-retry", "collector with otlp_http_retry (make build-collector)")
 	core := flag.String("core", "build/otelcol-core/otelcol-core", "collector with the core otlp_http (make build-core-collector)")
 	runs := flag.Int("runs", 3, "runs of every scenario for each exporter")
-	names := flag.String("scenarios", strings.Join(scenario.DefaultSet, ","), `scenarios to run, comma-separated, or "all" (`+strings.Join(scenario.AllNames, ", ")+")")
+	names := flag.String("scenarios", strings.Join(scenario.DefaultSet, ","), `scenarios to run, comma-separated, or "all" (`+strings.Join(scenario.AllNames, ", ")+`); "`+scenario.Matrix+`" runs every cell of the limiter matrix, a cell's name that cell`)
 	flag.IntVar(&p.Spans, "spans", p.Spans, "spans of the healthy scenario (retry-once sends a fiftieth)")
 	flag.IntVar(&p.BatchSpans, "batch", p.BatchSpans, "spans per batch the load sends")
 	flag.DurationVar(&p.Window, "window", p.Window, "429 window")
@@ -98,7 +105,7 @@ func run() int {
 	case *names == "all":
 		set = scenario.AllNames
 	default:
-		set = strings.Split(*names, ",")
+		set = expandNames(strings.Split(*names, ","))
 	}
 	scenarios := make([]scenario.Scenario, 0, len(set))
 	for _, n := range set {
@@ -206,7 +213,8 @@ func run() int {
 	}
 
 	rep.Finish()
-	rep.Medians = medians(rep.Runs)
+	rep.Medians = medians(withoutCells(scenarios, rep.Runs))
+	rep.Matrix = judgeMatrix(scenarios, rep.Runs)
 	rep.FleetMedian = fleetMedians(rep.FleetRuns)
 	if len(rep.Medians) > 0 {
 		fmt.Println()
@@ -215,6 +223,10 @@ func run() int {
 	if len(rep.FleetMedian) > 0 {
 		fmt.Println()
 		printFleetTable(os.Stdout, rep.FleetMedian)
+	}
+	if rep.Matrix != nil {
+		fmt.Println()
+		printMatrix(os.Stdout, scenarios, rep.Runs, rep.Matrix)
 	}
 	fmt.Printf("\nscenariobench: %s; load average after: %s\n", rep.Finished.Sub(rep.Started).Round(time.Second), rep.Machine.LoadAfter)
 

@@ -69,6 +69,7 @@ type Check struct {
 type Verdict struct {
 	Cell     string  `json:"cell"`
 	Exporter string  `json:"exporter"`
+	Run      int     `json:"run,omitempty"`
 	Checks   []Check `json:"checks"`
 	// Lost is the share of the load lost; Worst the largest Ratio of the
 	// checks that apply.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/otlphttpretry/otlphttpretry/internal/demobackend"
 	"github.com/otlphttpretry/otlphttpretry/internal/demorun"
+	"github.com/otlphttpretry/otlphttpretry/internal/limiter"
 )
 
 // Figures is one row: one exporter through one scenario, one run. A
@@ -82,6 +83,17 @@ type Figures struct {
 	// RefusedShare the share of requests answered 429.
 	QuotaUsed    *float64 `json:"quota_used,omitempty"`
 	RefusedShare *float64 `json:"refused_share,omitempty"`
+
+	// For a cell of the limiter matrix (matrix.go): Limited is the
+	// requests its limiter refused (429, or 503 when it sheds; their share
+	// is RefusedShare), LimitUsed the share of the limit used from the
+	// first request to full delivery (limiter.Spec.Used; to the last
+	// accepted request while some spans are missing), and Dropped the
+	// spans the exporter gave up on (otelcol_exporter_send_failed_spans at
+	// the end), where Lost also counts those still queued at the timeout.
+	Limited   *int     `json:"limited,omitempty"`
+	LimitUsed *float64 `json:"limit_used,omitempty"`
+	Dropped   *int     `json:"dropped,omitempty"`
 
 	// HeldHeapPer10k and HeldRSSPer10k are the growth of the collector's
 	// Go heap (otelcol_process_runtime_heap_alloc_bytes) and of its RSS
@@ -193,6 +205,14 @@ func (s Scenario) Run(ctx context.Context, exp Exporter, bin string, setup Setup
 	if err != nil {
 		return nil, err
 	}
+	var dropped *int
+	if s.Cell != nil {
+		if m, err := demorun.Scrape(ctx, col.Config.MetricsURL()); err == nil {
+			dropped = ptr(int(m.Sum("otelcol_exporter_send_failed_spans", nil)))
+		} else {
+			errs = append(errs, fmt.Errorf("reading the collector's send_failed_spans: %w", err))
+		}
+	}
 	_, stopErr := col.Stop(20 * time.Second)
 	stopped = true
 	if stopErr != nil {
@@ -262,6 +282,12 @@ func (s Scenario) Run(ctx context.Context, exp Exporter, bin string, setup Setup
 			res.QuotaUsed = ptr(float64(d.ItemsAccepted) / allowed)
 		}
 	}
+	if s.Cell != nil && sum.Requests > 0 {
+		res.Limited, res.LimitUsed = limitFigures(s.Cell, records, d.Complete)
+		res.RefusedShare = ptr(float64(*res.Limited) / float64(sum.Requests))
+		res.IntoWindow = ptr(sum.InsideRefusedWindow)
+		res.Dropped = dropped
+	}
 	if h.ok {
 		res.QueuedSpans = ptr(h.queued)
 		if h.queued > 0 {
@@ -278,6 +304,45 @@ func (s Scenario) Run(ctx context.Context, exp Exporter, bin string, setup Setup
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// limitFigures are a cell's refusals by its limiter and the share of its
+// limit used from the first request to complete (the arrival of the
+// request that completed delivery; for an in-flight limit, when that
+// request was answered), or to the last accepted request when complete is
+// zero.
+func limitFigures(c *Cell, records []demobackend.Record, complete time.Time) (*int, *float64) {
+	limited := 0
+	var last demobackend.Record
+	for _, r := range records {
+		if r.Limited {
+			limited++
+		}
+		if r.Status == http.StatusOK && !r.Arrival.Before(last.Arrival) && (complete.IsZero() || !r.Arrival.After(complete)) {
+			last = r
+		}
+	}
+	if len(records) == 0 || last.Arrival.IsZero() {
+		return &limited, nil
+	}
+	to := last.Arrival
+	if c.Limiter.Kind == limiter.InFlight && !last.Answered.IsZero() {
+		to = last.Answered
+	}
+	used, ok := c.Limiter.Used(demobackend.Served(records), records[0].Arrival, to)
+	if !ok {
+		return &limited, nil
+	}
+	return &limited, &used
+}
+
+// CellFigures are the figures of a cell's run that its goals are judged on.
+func (f Figures) CellFigures() CellFigures {
+	cf := CellFigures{Requests: f.Requests, Used: f.LimitUsed, DeliverySeconds: f.DeliverySeconds, Spans: f.Spans, Lost: f.Lost}
+	if f.Limited != nil {
+		cf.Refused = *f.Limited
+	}
+	return cf
+}
 
 // waitDelivery polls the backend until every span of loads is accepted or
 // the deadline passes. It runs the full check only when the accepted items

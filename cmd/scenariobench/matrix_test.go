@@ -1,0 +1,74 @@
+// Copyright The otlphttpretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otlphttpretry/otlphttpretry/internal/scenario"
+)
+
+func TestExpandNames(t *testing.T) {
+	got := expandNames([]string{"quota", " matrix ", "healthy"})
+	cells := scenario.MatrixCells()
+	require.Len(t, got, len(cells)+2)
+	assert.Equal(t, "quota", got[0])
+	assert.Equal(t, cells[0].Name, got[1])
+	assert.Equal(t, "healthy", got[len(got)-1])
+}
+
+// TestJudgeMatrix: ours is judged against core's run of the same number,
+// the sporadic cell against its reference's run by the same exporter; the
+// worst cell of each exporter is its worst run, a loss before any rate;
+// the other scenarios are left to their own table.
+func TestJudgeMatrix(t *testing.T) {
+	p := scenario.DefaultParams()
+	build := func(name string) scenario.Scenario {
+		s, err := p.Build(name)
+		require.NoError(t, err)
+		return s
+	}
+	gcra, ref, sporadic, quota := build("gcra/none/50rps/50"), build("unlimited/none/20rps/100"), build("sporadic-5%/none/20rps/100"), build("quota")
+	f64 := func(v float64) *float64 { return &v }
+	i := func(v int) *int { return &v }
+	runs := []scenario.Figures{
+		{Scenario: "quota", Exporter: string(scenario.Ours), Run: 1, Spans: 10},
+		{Scenario: gcra.Name, Exporter: string(scenario.Ours), Run: 1, Requests: 100, Limited: i(1), LimitUsed: f64(0.95), DeliverySeconds: f64(30), Spans: 1000},
+		{Scenario: gcra.Name, Exporter: string(scenario.Core), Run: 1, Requests: 100, Limited: i(20), LimitUsed: f64(0.5), DeliverySeconds: f64(20), Spans: 1000},
+		{Scenario: gcra.Name, Exporter: string(scenario.Ours), Run: 2, Requests: 100, Limited: i(1), LimitUsed: f64(0.95), DeliverySeconds: f64(20), Spans: 1000},
+		{Scenario: gcra.Name, Exporter: string(scenario.Core), Run: 2, Requests: 100, Limited: i(20), LimitUsed: f64(0.5), DeliverySeconds: f64(20), Spans: 1000},
+		{Scenario: ref.Name, Exporter: string(scenario.Ours), Run: 1, Requests: 100, Limited: i(0), DeliverySeconds: f64(10), Spans: 1000},
+		{Scenario: sporadic.Name, Exporter: string(scenario.Ours), Run: 1, Requests: 100, Limited: i(5), DeliverySeconds: f64(10.5), Spans: 1000},
+		{Scenario: ref.Name, Exporter: string(scenario.Core), Run: 1, Requests: 100, Limited: i(0), DeliverySeconds: f64(10), Spans: 1000},
+		{Scenario: sporadic.Name, Exporter: string(scenario.Core), Run: 1, Requests: 100, Limited: i(5), Spans: 1000, Lost: 50},
+	}
+	rep := judgeMatrix([]scenario.Scenario{quota, gcra, ref, sporadic}, runs)
+	require.NotNil(t, rep)
+	assert.Len(t, rep.Verdicts, len(runs)-1, "every run of a cell, not the quota scenario")
+	byKey := map[string]scenario.Verdict{}
+	for _, v := range rep.Verdicts {
+		byKey[v.Cell+"/"+v.Exporter+"/"+string(rune('0'+v.Run))] = v
+	}
+	assert.Equal(t, "delivered in 30.0 s, 1.50 × core's 20.0 s (goal delivered ≤ 1.05 × core's time)", byKey[gcra.Name+"/otlp_http_retry/1"].Missed())
+	assert.True(t, byKey[gcra.Name+"/otlp_http_retry/2"].Met())
+	assert.True(t, byKey[sporadic.Name+"/otlp_http_retry/1"].Met(), "10.5 s against 10 s never refused")
+	require.NotNil(t, rep.Worst[string(scenario.Ours)])
+	assert.Equal(t, gcra.Name, rep.Worst[string(scenario.Ours)].Cell)
+	assert.Equal(t, 1, rep.Worst[string(scenario.Ours)].Run)
+	assert.Equal(t, sporadic.Name, rep.Worst[string(scenario.Core)].Cell, "core's loss outranks its refusals")
+
+	var b strings.Builder
+	printMatrix(&b, []scenario.Scenario{quota, gcra, ref, sporadic}, runs, rep)
+	out := b.String()
+	assert.Contains(t, out, "WORST CELL of otlp_http_retry (run 1): gcra/none/50rps/50: delivered in 30.0 s")
+	assert.Contains(t, out, "worst cell of otlp_http (run 1): sporadic-5%/none/20rps/100: 50 of 1000 spans lost")
+	assert.NotContains(t, out, "| quota |")
+
+	assert.Len(t, withoutCells([]scenario.Scenario{quota, gcra, ref, sporadic}, runs), 1)
+	assert.Nil(t, judgeMatrix([]scenario.Scenario{quota}, runs[:1]))
+}

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -52,7 +53,7 @@ func TestJudgeMatrix(t *testing.T) {
 	assert.Len(t, rep.Verdicts, len(runs)-1, "every run of a cell, not the quota scenario")
 	byKey := map[string]scenario.Verdict{}
 	for _, v := range rep.Verdicts {
-		byKey[v.Cell+"/"+v.Exporter+"/"+string(rune('0'+v.Run))] = v
+		byKey[fmt.Sprintf("%s/%s/%d", v.Cell, v.Exporter, v.Run)] = v
 	}
 	assert.Equal(t, "delivered in 30.0 s, 1.50 × core's 20.0 s (goal delivered ≤ 1.05 × core's time)", byKey[gcra.Name+"/otlp_http_retry/1"].Missed())
 	assert.True(t, byKey[gcra.Name+"/otlp_http_retry/2"].Met())

@@ -144,6 +144,7 @@ func startTracesOn(t *testing.T, cfg *Config, fake *retrytest.Clock, clock retry
 	require.NoError(t, exp.Start(context.Background(), h.host))
 	h.exp, h.id = exp, set.ID.String()
 	t.Cleanup(func() {
+		assertEmittedAttributesDocumented(t, h.tel)
 		_ = exp.Shutdown(context.Background())
 		_ = h.tel.Shutdown(context.Background())
 	})

@@ -337,7 +337,7 @@ func (t *telemetry) attempt(ctx context.Context, e retry.Event) {
 // parseResult names the Retry-After parse result as the metric does.
 func parseResult(ra retry.RetryAfter) string {
 	if ra.Capped {
-		return "capped"
+		return resultCapped
 	}
 	return string(ra.Result)
 }

@@ -68,6 +68,7 @@ func startTracesOnHost(t *testing.T, cfg *Config, clock *retrytest.Clock, host c
 	require.NoError(t, exp.Start(context.Background(), host))
 	h.exp, h.id = exp, set.ID.String()
 	t.Cleanup(func() {
+		assertEmittedAttributesDocumented(t, h.tel)
 		_ = exp.Shutdown(context.Background())
 		_ = h.tel.Shutdown(context.Background())
 	})

@@ -76,6 +76,10 @@ const (
 	ReasonTLS               = "tls"
 )
 
+// retryReasons are the reasons a network error is retried for (a TLS
+// failure is dropped, never retried).
+var retryReasons = [...]string{ReasonTimeout, ReasonConnectionRefused, ReasonConnectionReset, ReasonDNS, ReasonNetwork}
+
 // ClassifyError maps an error from sending a request (no response) to an
 // action and a reason. Timeouts, refused or reset connections, DNS failures
 // and other network errors retry; a TLS certificate the client refuses

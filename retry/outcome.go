@@ -5,6 +5,7 @@ package retry
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -21,15 +22,9 @@ const (
 	Interrupted
 )
 
-func (k OutcomeKind) String() string {
-	switch k {
-	case Delivered:
-		return "success"
-	case Dropped:
-		return "dropped"
-	}
-	return "interrupted"
-}
+var outcomeKindNames = [...]string{"success", "dropped", "interrupted"}
+
+func (k OutcomeKind) String() string { return outcomeKindNames[k] }
 
 // DropReason is why a payload was dropped, as the dropped_items metric
 // names it.
@@ -144,21 +139,65 @@ type Event struct {
 	RateLimit *RateLimit
 }
 
+// The names Event.Outcome gives an attempt.
+const (
+	outcomeSuccess      = "success"
+	outcomeRetryable    = "retryable"
+	outcomeThrottled    = "throttled"
+	outcomePermanent    = "permanent"
+	outcomeNetworkError = "network_error"
+	outcomeUnauthorized = "unauthorized"
+)
+
+var attemptOutcomes = [...]string{outcomeSuccess, outcomeRetryable, outcomeThrottled, outcomePermanent, outcomeNetworkError, outcomeUnauthorized}
+
 // Outcome names the attempt's outcome as the attempts metric does.
 func (e Event) Outcome() string {
 	switch {
 	case e.Action == ActionSuccess:
-		return "success"
+		return outcomeSuccess
 	case e.Action == ActionUnauthorized:
-		return "unauthorized"
+		return outcomeUnauthorized
 	case e.Action == ActionDrop:
-		return "permanent"
+		return outcomePermanent
 	case e.Response.Status == 0:
-		return "network_error"
+		return outcomeNetworkError
 	case e.Throttled:
-		return "throttled"
+		return outcomeThrottled
 	}
-	return "retryable"
+	return outcomeRetryable
+}
+
+// rateLimitRejects lists every RateLimitReject.
+var rateLimitRejects = [...]RateLimitReject{RejectMalformed, RejectNegative, RejectHuge, RejectExcess}
+
+// AttributeValues lists the name of every value of the enumerations the
+// loop's events carry, keyed by the metric attribute that records them
+// (metadata.yaml's attribute names): the one source of those names. The
+// exporter adds its own drop reasons and Retry-After result; a test holds
+// metadata.yaml, documentation.md and the README's metric table to the
+// whole. "retry_reason" also takes the status code, which is not listed.
+func AttributeValues() map[string][]string {
+	return map[string][]string{
+		"outcome":          slices.Clone(attemptOutcomes[:]),
+		"final_outcome":    slices.Clone(outcomeKindNames[:]),
+		"path":             slices.Clone(pathNames[1:]),
+		"source":           slices.Clone(sourceNames[1:]),
+		"drop_reason":      slices.Clone(dropNames[1:]),
+		"hold_reason":      slices.Clone(holdNames[1:]),
+		"retry_reason":     slices.Clone(retryReasons[:]),
+		"result":           strs(parseResults[:]),
+		"pacer":            slices.Clone(paceNames[1:]),
+		"ratelimit_reason": strs(rateLimitRejects[:]),
+	}
+}
+
+func strs[T ~string](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
 }
 
 // Observer receives the loop's events; ctx is the payload's.

@@ -21,6 +21,9 @@ const (
 	ParsedNegative ParseResult = "negative"
 )
 
+// parseResults lists every ParseResult.
+var parseResults = [...]ParseResult{ParsedSeconds, ParsedDate, ParsedMissing, ParsedInvalid, ParsedNegative}
+
 // Reference names the clock an HTTP-date was compared with.
 type Reference string
 

@@ -247,7 +247,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.OtlpHTTPRetryHeld, err = builder.meter.Int64ObservableGauge(
 		"otelcol_otlp_http_retry_held",
-		metric.WithDescription("1 for the reason the destination's gate holds every payload right now (throttle, outage or unauthorized), 0 for the others; all 0 while the gate is open. [Alpha]"),
+		metric.WithDescription("1 for the reason the destination's gate holds every payload right now, 0 for the others; all 0 while the gate is open. [Alpha]"),
 		metric.WithUnit("1"),
 	)
 	errs = errors.Join(errs, err)
@@ -259,20 +259,20 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.OtlpHTTPRetryPacingRate, err = builder.meter.Float64ObservableGauge(
 		"otelcol_otlp_http_retry_pacing_rate",
-		metric.WithDescription("The pace requests to the destination leave at now, in items per second: 90 % of the ceiling after a refusal, back at it two seconds later, then growing past it; 0 while the destination is unlimited. [Alpha]"),
+		metric.WithDescription("The pace requests to the destination leave at now, in items per second: the ceiling after a refusal, then growing past it; 0 while the destination is unlimited. [Alpha]"),
 		metric.WithUnit("{item}/s"),
 	)
 	errs = errors.Join(errs, err)
 	builder.OtlpHTTPRetryPacingWaitSeconds, err = builder.meter.Float64Histogram(
 		"otelcol_otlp_http_retry_pacing_wait_seconds",
-		metric.WithDescription("Waits the pacer imposed on a request before it left, by why (rate: the learned rate; ratelimit: the RateLimit headers said the quota is spent). [Alpha]"),
+		metric.WithDescription("Waits the pacer imposed on a request before it left, by why. [Alpha]"),
 		metric.WithUnit("s"),
 		metric.WithExplicitBucketBoundaries([]float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300}...),
 	)
 	errs = errors.Join(errs, err)
 	builder.OtlpHTTPRetryRatelimitRejected, err = builder.meter.Int64Counter(
 		"otelcol_otlp_http_retry_ratelimit_rejected",
-		metric.WithDescription("RateLimit header values the exporter ignored, by reason (malformed, negative, huge, excess). [Alpha]"),
+		metric.WithDescription("RateLimit header values the exporter ignored, by reason. [Alpha]"),
 		metric.WithUnit("{value}"),
 	)
 	errs = errors.Join(errs, err)
@@ -284,7 +284,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.OtlpHTTPRetryRetries, err = builder.meter.Int64Counter(
 		"otelcol_otlp_http_retry_retries",
-		metric.WithDescription("Number of retries scheduled, by path (rate_limit, backoff, outage or unauthorized) and reason. [Alpha]"),
+		metric.WithDescription("Number of retries scheduled, by path and reason. [Alpha]"),
 		metric.WithUnit("{retry}"),
 	)
 	errs = errors.Join(errs, err)
@@ -303,7 +303,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.OtlpHTTPRetryRetryAfterWaitSeconds, err = builder.meter.Float64Histogram(
 		"otelcol_otlp_http_retry_retry_after_wait_seconds",
-		metric.WithDescription("Retry-After waits actually applied, by where the value came from (header, default, capped, floor). [Alpha]"),
+		metric.WithDescription("Retry-After waits actually applied, by where the value came from. [Alpha]"),
 		metric.WithUnit("s"),
 		metric.WithExplicitBucketBoundaries([]float64{0, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600}...),
 	)

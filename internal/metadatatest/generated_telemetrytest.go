@@ -103,7 +103,7 @@ func AssertEqualOtlpHTTPRetryExportLatencySeconds(t *testing.T, tt *componenttes
 func AssertEqualOtlpHTTPRetryHeld(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_otlp_http_retry_held",
-		Description: "1 for the reason the destination's gate holds every payload right now (throttle, outage or unauthorized), 0 for the others; all 0 while the gate is open. [Alpha]",
+		Description: "1 for the reason the destination's gate holds every payload right now, 0 for the others; all 0 while the gate is open. [Alpha]",
 		Unit:        "1",
 		Data: metricdata.Gauge[int64]{
 			DataPoints: dps,
@@ -131,7 +131,7 @@ func AssertEqualOtlpHTTPRetryPacingCeiling(t *testing.T, tt *componenttest.Telem
 func AssertEqualOtlpHTTPRetryPacingRate(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[float64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_otlp_http_retry_pacing_rate",
-		Description: "The pace requests to the destination leave at now, in items per second: 90 % of the ceiling after a refusal, back at it two seconds later, then growing past it; 0 while the destination is unlimited. [Alpha]",
+		Description: "The pace requests to the destination leave at now, in items per second: the ceiling after a refusal, then growing past it; 0 while the destination is unlimited. [Alpha]",
 		Unit:        "{item}/s",
 		Data: metricdata.Gauge[float64]{
 			DataPoints: dps,
@@ -145,7 +145,7 @@ func AssertEqualOtlpHTTPRetryPacingRate(t *testing.T, tt *componenttest.Telemetr
 func AssertEqualOtlpHTTPRetryPacingWaitSeconds(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.HistogramDataPoint[float64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_otlp_http_retry_pacing_wait_seconds",
-		Description: "Waits the pacer imposed on a request before it left, by why (rate: the learned rate; ratelimit: the RateLimit headers said the quota is spent). [Alpha]",
+		Description: "Waits the pacer imposed on a request before it left, by why. [Alpha]",
 		Unit:        "s",
 		Data: metricdata.Histogram[float64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -160,7 +160,7 @@ func AssertEqualOtlpHTTPRetryPacingWaitSeconds(t *testing.T, tt *componenttest.T
 func AssertEqualOtlpHTTPRetryRatelimitRejected(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_otlp_http_retry_ratelimit_rejected",
-		Description: "RateLimit header values the exporter ignored, by reason (malformed, negative, huge, excess). [Alpha]",
+		Description: "RateLimit header values the exporter ignored, by reason. [Alpha]",
 		Unit:        "{value}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -190,7 +190,7 @@ func AssertEqualOtlpHTTPRetryRatelimitRemaining(t *testing.T, tt *componenttest.
 func AssertEqualOtlpHTTPRetryRetries(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_otlp_http_retry_retries",
-		Description: "Number of retries scheduled, by path (rate_limit, backoff, outage or unauthorized) and reason. [Alpha]",
+		Description: "Number of retries scheduled, by path and reason. [Alpha]",
 		Unit:        "{retry}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -237,7 +237,7 @@ func AssertEqualOtlpHTTPRetryRetryAfterParsed(t *testing.T, tt *componenttest.Te
 func AssertEqualOtlpHTTPRetryRetryAfterWaitSeconds(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.HistogramDataPoint[float64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_otlp_http_retry_retry_after_wait_seconds",
-		Description: "Retry-After waits actually applied, by where the value came from (header, default, capped, floor). [Alpha]",
+		Description: "Retry-After waits actually applied, by where the value came from. [Alpha]",
 		Unit:        "s",
 		Data: metricdata.Histogram[float64]{
 			Temporality: metricdata.CumulativeTemporality,

@@ -1,0 +1,109 @@
+// Copyright The otlphttpretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otlphttpretry
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/otlphttpretry/otlphttpretry/internal/metadatatest"
+	"github.com/otlphttpretry/otlphttpretry/retry/retrytest"
+)
+
+// pacingWaitBounds are otlp_http_retry_pacing_wait_seconds' buckets in
+// metadata.yaml.
+var pacingWaitBounds = []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300}
+
+// mRatelimitRemaining is the remaining-quota gauge's name.
+const mRatelimitRemaining = "otelcol_otlp_http_retry_ratelimit_remaining"
+
+// TestTelemetryRateLimitRemaining: the remaining quota of the last
+// RateLimit header is exported, with the exporter's attributes only; there
+// is no data point before a RateLimit header was seen.
+func TestTelemetryRateLimitRemaining(t *testing.T) {
+	srv := newBackend(t, reply(http.StatusOK, "RateLimit-Policy", `"default";q=100;w=10`, "RateLimit", `"default";r=42;t=10`))
+	h := startTracesWithID(t, testConfig(srv.URL), retrytest.NewAutoClock(start))
+	_, err := h.tel.GetMetric(mRatelimitRemaining)
+	require.Error(t, err, "not reported until a RateLimit header was seen")
+	require.NoError(t, h.consume(1))
+	metadatatest.AssertEqualOtlpHTTPRetryRatelimitRemaining(t, h.tel, []metricdata.DataPoint[int64]{{Attributes: h.attrs(), Value: 42}}, telOpts...)
+}
+
+// TestTelemetryRateLimitRejected: a RateLimit value the exporter ignores is
+// counted once per value, by its reason, under the attribute `reason`.
+func TestTelemetryRateLimitRejected(t *testing.T) {
+	for _, tt := range []struct{ reason, header string }{
+		{"malformed", `"default";r=lots;t=10`},
+		{"negative", `"default";r=-5;t=10`},
+		{"huge", `"default";r=9999999999999999;t=10`},
+	} {
+		t.Run(tt.reason, func(t *testing.T) {
+			srv := newBackend(t, reply(http.StatusOK, "RateLimit-Policy", `"default";q=100;w=10`, "RateLimit", tt.header))
+			h := startTracesWithID(t, testConfig(srv.URL), retrytest.NewAutoClock(start))
+			require.NoError(t, h.consume(1))
+			metadatatest.AssertEqualOtlpHTTPRetryRatelimitRejected(t, h.tel,
+				[]metricdata.DataPoint[int64]{h.sum(1, attribute.String("reason", tt.reason))}, telOpts...)
+		})
+	}
+}
+
+// TestTelemetryPacingWaitByQuota: a RateLimit header saying the quota is
+// spent until a reset 5 s away holds the next request back until then, and
+// the wait is recorded as pacer="ratelimit".
+func TestTelemetryPacingWaitByQuota(t *testing.T) {
+	spent := reply(http.StatusOK, "RateLimit-Policy", `"default";q=10;w=5`, "RateLimit", `"default";r=0;t=5`)
+	fresh := reply(http.StatusOK, "RateLimit-Policy", `"default";q=10;w=5`, "RateLimit", `"default";r=9;t=5`)
+	srv := newBackend(t, spent, fresh)
+	clock := retrytest.NewClock(start)
+	h := startTracesWithID(t, testConfig(srv.URL), clock)
+	require.NoError(t, h.consume(1))
+
+	done := make(chan error, 1)
+	go func() { done <- h.consume(1) }()
+	require.True(t, clock.WaitForTimers(1, 10*time.Second), "the second request waits for the quota's reset")
+	assert.Len(t, srv.got(), 1, "nothing left before the reset")
+	clock.Advance(5 * time.Second)
+	require.NoError(t, <-done)
+	require.Len(t, srv.got(), 2)
+	metadatatest.AssertEqualOtlpHTTPRetryPacingWaitSeconds(t, h.tel,
+		[]metricdata.HistogramDataPoint[float64]{h.hist(pacingWaitBounds, []float64{5}, attribute.String("pacer", "ratelimit"))}, telOpts...)
+}
+
+// TestTelemetryPacingWaitByRate: after a refusal the pacer sends at the
+// rate it learned; a request booked behind another waits for its slot,
+// recorded as pacer="rate".
+func TestTelemetryPacingWaitByRate(t *testing.T) {
+	ok := reply(http.StatusOK)
+	script := []func(http.ResponseWriter){ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, reply(http.StatusTooManyRequests, "Retry-After", "1"), ok}
+	srv := newBackend(t, script...)
+	clock := retrytest.NewClock(start)
+	h := startTracesWithID(t, testConfig(srv.URL), clock)
+	for range 10 {
+		require.NoError(t, h.consume(3))
+	}
+	// The 11th is refused: the ceiling is the 30 spans accepted over the
+	// first second, 30 items/s; the payload waits out its Retry-After.
+	done := make(chan error, 1)
+	go func() { done <- h.consume(3) }()
+	require.True(t, clock.WaitForTimers(1, 10*time.Second), "the refused payload waits out its Retry-After")
+	clock.Advance(time.Second)
+	require.NoError(t, <-done)
+
+	// The next 3 spans may leave only 3 ÷ pace seconds after the last.
+	go func() { done <- h.consume(3) }()
+	require.True(t, clock.WaitForTimers(1, 10*time.Second), "the next request waits for its paced slot")
+	waited := clock.Waits()[len(clock.Waits())-1]
+	assert.Greater(t, waited, time.Duration(0))
+	assert.LessOrEqual(t, waited, 100*time.Millisecond, "3 items at no less than 30 items/s")
+	clock.Advance(waited)
+	require.NoError(t, <-done)
+	metadatatest.AssertEqualOtlpHTTPRetryPacingWaitSeconds(t, h.tel,
+		[]metricdata.HistogramDataPoint[float64]{h.hist(pacingWaitBounds, []float64{waited.Seconds()}, attribute.String("pacer", "rate"))}, telOpts...)
+}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/otlphttpretry/otlphttpretry/internal/limiter"
 	"github.com/otlphttpretry/otlphttpretry/internal/scenario"
 	"github.com/otlphttpretry/otlphttpretry/retry"
 )
@@ -38,6 +39,10 @@ type fleetSim struct {
 	// Phase spreads the collectors' loads: each starts at a random offset
 	// in [0, Phase).
 	Phase time.Duration
+	// Limiter, when set, replaces the token bucket after the window, and
+	// the window's 429s carry a Retry-After only when its hint is
+	// retry-after (fleetlimiter_test.go).
+	Limiter *limiter.Spec
 	// trace and probes, when set, see every throttled attempt (with the
 	// pacer's ceiling after it) and every attempt.
 	trace  func(instance int, at time.Time, ceiling float64)
@@ -88,6 +93,7 @@ type fleetBackend struct {
 	records  []fleetRecord
 	windowRA http.Header
 	bucketRA http.Header
+	lim      *limiter.Limiter // after the window instead of the bucket, when set
 }
 
 func (b *fleetBackend) answer(instance int) retry.Response {
@@ -105,6 +111,9 @@ func (b *fleetBackend) answer(instance int) retry.Response {
 	switch {
 	case now.Before(b.first.Add(b.window)):
 		r.status, h = http.StatusTooManyRequests, b.windowRA
+	case b.lim != nil:
+		a := b.lim.Admit(now, limiter.Request{Items: 1})
+		r.status, h = a.Status, a.Header
 	case b.tokens >= 1:
 		b.tokens--
 	default:
@@ -142,6 +151,12 @@ func (s fleetSim) run(seed uint64) fleetFigures {
 	backend := &fleetBackend{window: s.Window, rate: s.QuotaRPS,
 		windowRA: http.Header{"Retry-After": {strconv.Itoa(int(s.Window.Seconds()))}},
 		bucketRA: http.Header{"Retry-After": {"1"}}}
+	if s.Limiter != nil {
+		backend.lim = newFleetLimiter(*s.Limiter, seed)
+		if s.Limiter.Hint != limiter.HintRetryAfter {
+			backend.windowRA = nil
+		}
+	}
 	phases := rand.New(rand.NewPCG(seed, 0))
 	start := time.Now()
 	batches := int(s.Rate * s.LoadFor.Seconds())

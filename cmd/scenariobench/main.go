@@ -88,6 +88,7 @@ func run() int {
 	fleetSize := flag.Int("fleet", 0, "also run a fleet of N collectors against one quota backend (0: no fleet)")
 	fleetRuns := flag.Int("fleet-runs", 0, "runs of the fleet for each exporter (0: -runs)")
 	fleetOnly := flag.Bool("fleet-only", false, "run only the fleet")
+	fleetBare := flag.Bool("fleet-bare", false, "put the fleet behind a request-rate limiter without hints (bare 429s: a GCRA of the quota's rate in requests) instead of the quota")
 	out := flag.String("out", "scenariobench.json", "write every figure as JSON to `FILE` (empty: do not)")
 	plotPath := flag.String("plot", "", "draw the throttle-429 window of the first run into this PNG (e.g. docs/throttle-window.png)")
 	fleetPlot := flag.String("fleet-plot", "", "draw the fleet's window of its first run into this PNG")
@@ -181,6 +182,9 @@ func run() int {
 	var fleetPlotted []series
 	if *fleetSize > 0 {
 		f := scenario.DefaultFleet(*fleetSize)
+		if *fleetBare {
+			f = scenario.BareFleet(*fleetSize)
+		}
 		rep.Fleet, rep.FleetDesc = &f, f.Description()
 		n := *fleetRuns
 		if n == 0 {
@@ -245,6 +249,9 @@ func run() int {
 	}
 	if *fleetPlot != "" && len(fleetPlotted) > 0 {
 		title := fmt.Sprintf("Requests at the backend: fleet of %d through a %s 429 window, then a quota", *fleetSize, rep.Fleet.Window)
+		if *fleetBare {
+			title = fmt.Sprintf("Requests at the backend: fleet of %d through a %s window of bare 429s, then a request-rate limiter", *fleetSize, rep.Fleet.Window)
+		}
 		if err := plotRates(*fleetPlot, title, fleetPlotted); err != nil {
 			fmt.Fprintln(os.Stderr, "scenariobench: plot:", err)
 			return 2

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/otlphttpretry/otlphttpretry/internal/demobackend"
+	"github.com/otlphttpretry/otlphttpretry/internal/limiter"
 )
 
 // Fleet is Size collectors, one exporter each, sending to one quota
@@ -35,6 +36,10 @@ type Fleet struct {
 	RetryAfter int
 	LoadFor    time.Duration
 	Timeout    time.Duration
+	// Limiter, when set, takes the token bucket's place after the window
+	// (demobackend.ModeLimiter), and the window's 429s carry Retry-After
+	// only when RetryAfter is positive (see BareFleet).
+	Limiter *limiter.Spec `json:",omitempty"`
 }
 
 // DefaultFleet is the documented fleet of 50: a quota of 5 000 spans/s,
@@ -43,8 +48,29 @@ func DefaultFleet(size int) Fleet {
 	return Fleet{Size: size, BatchSpans: 50, QuotaRate: 5000, Window: 5 * time.Second, RetryAfter: 5, LoadFor: 15 * time.Second, Timeout: 2 * time.Minute}
 }
 
+// BareFleet is DefaultFleet behind a request-rate limiter without hints,
+// as a reverse proxy runs one (issue 15): bare 429s for the window, then a
+// GCRA of the quota's rate in requests (100 a second of 50 spans; a burst
+// of a tenth of a second's) answering a bare 429.
+func BareFleet(size int) Fleet {
+	f := DefaultFleet(size)
+	rps := f.QuotaRate / float64(f.BatchSpans)
+	f.RetryAfter = 0
+	f.Limiter = &limiter.Spec{Kind: limiter.GCRA, Hint: limiter.HintNone, Rate: rps, Burst: math.Max(1, rps/10)}
+	return f
+}
+
 // Description says what the fleet does.
 func (f Fleet) Description() string {
+	if f.Limiter != nil {
+		ra := "bare 429"
+		if f.RetryAfter > 0 {
+			ra = fmt.Sprintf("429 Retry-After: %d", f.RetryAfter)
+		}
+		return fmt.Sprintf("%d collectors, one exporter each, %d-span batches at %.0f spans/s each (twice the limit in all) for %s, into one backend "+
+			"answering %s for %s, then a %s",
+			f.Size, f.BatchSpans, f.offered(), f.LoadFor, ra, f.Window, f.Limiter)
+	}
 	return fmt.Sprintf("%d collectors, one exporter each, %d-span batches at %.0f spans/s each (twice the quota in all) for %s, into one backend "+
 		"answering 429 Retry-After: %d for %s, then a token bucket of %.0f spans/s (%.0f requests/s)",
 		f.Size, f.BatchSpans, f.offered(), f.LoadFor, f.RetryAfter, f.Window, f.QuotaRate, f.QuotaRate/float64(f.BatchSpans))
@@ -101,7 +127,11 @@ type FleetResult struct {
 func (f Fleet) Run(ctx context.Context, exp Exporter, bin string, setup Setup, dir string, bodies *Bodies) (*FleetResult, error) {
 	began := time.Now()
 	q := demobackend.Quota{Rate: f.QuotaRate, Burst: f.QuotaRate}
-	backend := demobackend.New(demobackend.Config{Mode: demobackend.ModeQuota, Quota: q, ThrottleFor: f.Window, RetryAfter: f.RetryAfter})
+	cfg := demobackend.Config{Mode: demobackend.ModeQuota, Quota: q, ThrottleFor: f.Window, RetryAfter: f.RetryAfter}
+	if f.Limiter != nil {
+		cfg.Mode, cfg.Quota, cfg.Limiter = demobackend.ModeLimiter, demobackend.Quota{}, *f.Limiter
+	}
+	backend := demobackend.New(cfg)
 	wire := NewWire(backend.Handler(), 0)
 	if err := wire.Start(); err != nil {
 		return nil, err
@@ -228,6 +258,13 @@ func (f Fleet) Run(ctx context.Context, exp Exporter, bin string, setup Setup, d
 			// The bucket was closed for the window, then allowed burst + rate × the rest.
 			allowed := q.Burst + q.Rate*d.Complete.Sub(res.WindowEnd).Seconds()
 			res.QuotaUsed = ptr(float64(d.ItemsAccepted) / allowed)
+			if f.Limiter != nil {
+				// The limiter's own measure, from the window's end.
+				res.QuotaUsed = nil
+				if used, ok := f.Limiter.Used(demobackend.Served(records), res.WindowEnd, d.Complete); ok {
+					res.QuotaUsed = &used
+				}
+			}
 		}
 	}
 	shares := make([]float64, f.Size)

@@ -85,3 +85,46 @@ func TestBatchWireBytes(t *testing.T) {
 	assert.InDelta(t, 4*float64(large), c.Limiter.Rate, 1e-9)
 	assert.InDelta(t, 4, c.LimitRPS(), 1e-9)
 }
+
+// TestLimitFigures: a cell's refusals are its limiter's (not a window's),
+// and the share of its limit used runs from the first request to the one
+// that completed delivery (for an in-flight limit, to its answer), or to
+// the last accepted request while spans are missing.
+func TestLimitFigures(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	sec := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	records := []demobackend.Record{
+		{Arrival: sec(0), Status: 429}, // a window's
+		{Arrival: sec(0), Status: 200, Items: 10, Answered: sec(0.5)},
+		{Arrival: sec(1), Status: 429, Limited: true},
+		{Arrival: sec(2), Status: 200, Items: 10, Answered: sec(3)},
+		{Arrival: sec(4), Status: 200, Items: 10, Answered: sec(4.5)}, // after delivery was complete
+	}
+	gcra := &Cell{Limiter: limiter.Spec{Kind: limiter.GCRA, Rate: 1, Burst: 1}}
+	limited, used := limitFigures(gcra, records, sec(2))
+	assert.Equal(t, 1, *limited)
+	// 2 requests over 1 + 1 × 2 s.
+	assert.InDelta(t, 2.0/3, *used, 1e-9)
+	// Incomplete: to the last accepted request, 3 over 1 + 4.
+	_, used = limitFigures(gcra, records, time.Time{})
+	assert.InDelta(t, 3.0/5, *used, 1e-9)
+	// In flight: 0.5 + 1 s open over 1 × 3 s.
+	_, used = limitFigures(&Cell{Limiter: limiter.Spec{Kind: limiter.InFlight, Limit: 1}}, records, sec(2))
+	assert.InDelta(t, 1.5/3, *used, 1e-9)
+	// No quota: no share.
+	_, used = limitFigures(&Cell{Limiter: limiter.Spec{Kind: limiter.Shed, Share: 0.5}}, records, sec(2))
+	assert.Nil(t, used)
+}
+
+// TestBareFleet: the fleet behind a request-rate limiter without hints
+// has the quota's rate in requests, and no Retry-After anywhere.
+func TestBareFleet(t *testing.T) {
+	f := BareFleet(50)
+	require.NotNil(t, f.Limiter)
+	require.NoError(t, f.Limiter.Validate())
+	assert.Equal(t, limiter.GCRA, f.Limiter.Kind)
+	assert.Equal(t, limiter.HintNone, f.Limiter.Hint)
+	assert.InDelta(t, 100, f.Limiter.Rate, 1e-9)
+	assert.Zero(t, f.RetryAfter)
+	assert.Contains(t, f.Description(), "answering bare 429 for 5s, then a GCRA of 100 requests/s (burst 10), bare 429")
+}

@@ -371,6 +371,9 @@ func TestLimiterMatrix(t *testing.T) {
 			status = "MISSED: " + v.Missed()
 		}
 		t.Logf("%-38s median: %s; %s", c.Name, med, status)
+		if n > 1 {
+			t.Logf("%-38s spread: %s", c.Name, spreadCell(runs))
+		}
 	}
 	if len(verdicts) == 0 {
 		return
@@ -388,7 +391,7 @@ func TestLimiterMatrix(t *testing.T) {
 }
 
 // medianCell is the run whose delivery time is the median (undelivered
-// runs last), with the median refused share and limit used of all runs.
+// runs count as the slowest, the more lost the slower).
 func medianCell(runs []cellFigures) cellFigures {
 	sorted := slices.Clone(runs)
 	slices.SortFunc(sorted, func(a, b cellFigures) int {
@@ -409,6 +412,52 @@ func medianCell(runs []cellFigures) cellFigures {
 		return 0
 	})
 	return sorted[len(sorted)/2]
+}
+
+// spreadCell is the least and the most of each figure over runs.
+func spreadCell(runs []cellFigures) string {
+	span := func(get func(cellFigures) (float64, bool), format string) string {
+		lo, hi, n := 0.0, 0.0, 0
+		for _, f := range runs {
+			v, ok := get(f)
+			if !ok {
+				continue
+			}
+			if n == 0 || v < lo {
+				lo = v
+			}
+			if n == 0 || v > hi {
+				hi = v
+			}
+			n++
+		}
+		if n == 0 {
+			return "–"
+		}
+		return fmt.Sprintf(format+"–"+format, lo, hi)
+	}
+	refused := span(func(f cellFigures) (float64, bool) { return 100 * f.RefusedShare(), true }, "%.1f")
+	used := span(func(f cellFigures) (float64, bool) {
+		if f.Used == nil {
+			return 0, false
+		}
+		return 100 * *f.Used, true
+	}, "%.1f")
+	delivered := span(func(f cellFigures) (float64, bool) {
+		if f.DeliverySeconds == nil {
+			return 0, false
+		}
+		return *f.DeliverySeconds, true
+	}, "%.1f")
+	lost := span(func(f cellFigures) (float64, bool) { return float64(f.Lost), true }, "%.0f")
+	undelivered := 0
+	for _, f := range runs {
+		if f.DeliverySeconds == nil {
+			undelivered++
+		}
+	}
+	return fmt.Sprintf("refused %s %%, used %s %%, delivered in %s s (%d of %d runs not all delivered), lost %s spans",
+		refused, used, delivered, undelivered, len(runs), lost)
 }
 
 // TestLimiterTrace shows one cell's run second by second (set

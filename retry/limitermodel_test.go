@@ -205,6 +205,8 @@ func (m cellModel) run(seed uint64) cellFigures {
 
 	f.Spans = load.Senders * load.Batches * c.Batch
 	f.Lost = (f.Dropped + f.Late) * c.Batch
+	dropped := f.Dropped * c.Batch
+	f.CellFigures.Dropped = &dropped
 	f.Requests = len(backend.served)
 	for _, s := range backend.served {
 		if !s.Accepted {

@@ -158,6 +158,12 @@ func run() int {
 	failed := false
 	for r := 1; r <= *runs && len(scenarios) > 0; r++ {
 		for _, s := range scenarios {
+			if s.Cell != nil {
+				// A seed per run: the random refusals of sporadic and
+				// shedding cells differ from run to run, alike for both
+				// exporters.
+				s.Backend.Limiter.Seed = uint64(r) //nolint:gosec // G115: r counts runs from 1
+			}
 			for _, exp := range exporters {
 				res, err := runOne(ctx, *keep, func(dir string) (*scenario.Result, error) {
 					return s.Run(ctx, exp, bins[exp], setup, dir, bodies)

@@ -67,7 +67,7 @@ func TestJudgeMatrix(t *testing.T) {
 	printMatrix(&b, []scenario.Scenario{quota, gcra, ref, sporadic}, runs, rep)
 	out := b.String()
 	assert.Contains(t, out, "WORST CELL of otlp_http_retry (run 1): gcra/none/50rps/50: delivered in 30.0 s")
-	assert.Contains(t, out, "worst cell of otlp_http (run 1): sporadic-5%/none/20rps/100: 50 of 1000 spans lost")
+	assert.Contains(t, out, "worst cell of otlp_http (run 1): sporadic-5%/none/20rps/100: 50 of 1000 spans dropped")
 	assert.NotContains(t, out, "| quota |")
 
 	assert.Len(t, withoutCells([]scenario.Scenario{quota, gcra, ref, sporadic}, runs), 1)

@@ -4,6 +4,7 @@
 package scenario
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -42,7 +43,20 @@ type CellFigures struct {
 	// Spans is the load, Lost what of it was not delivered (dropped, or
 	// still undelivered at the cell's timeout).
 	Spans, Lost int
+	// Dropped is what of Lost the exporter gave up on (nil when unknown:
+	// all of Lost counts as dropped); the rest was late.
+	Dropped *int
 }
+
+// dropped and late split Lost.
+func (f CellFigures) dropped() int {
+	if f.Dropped == nil {
+		return f.Lost
+	}
+	return min(*f.Dropped, f.Lost)
+}
+
+func (f CellFigures) late() int { return f.Lost - f.dropped() }
 
 // RefusedShare is Refused over Requests (0 without requests).
 func (f CellFigures) RefusedShare() float64 {
@@ -61,8 +75,20 @@ type Check struct {
 	Met bool   `json:"met"`
 	// Ratio is how far the figure is from the goal, 1 at the goal and
 	// above 1 when it is missed (measured over goal for a most, goal over
-	// measured for a least); +Inf for a loss.
-	Ratio float64 `json:"ratio"`
+	// measured for a least); +Inf (null in JSON) for spans lost or late.
+	Ratio Ratio `json:"ratio"`
+}
+
+// Ratio is a figure over its goal; JSON has no infinity, so +Inf (and
+// NaN) are written as null.
+type Ratio float64
+
+// MarshalJSON writes a finite ratio as a number, any other as null.
+func (r Ratio) MarshalJSON() ([]byte, error) {
+	if math.IsInf(float64(r), 0) || math.IsNaN(float64(r)) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(float64(r))
 }
 
 // Verdict is every goal of one exporter in one cell.
@@ -71,10 +97,12 @@ type Verdict struct {
 	Exporter string  `json:"exporter"`
 	Run      int     `json:"run,omitempty"`
 	Checks   []Check `json:"checks"`
-	// Lost is the share of the load lost; Worst the largest Ratio of the
-	// checks that apply.
+	// Lost is the share of the load the exporter dropped, Late the share
+	// not delivered at the cell's timeout but not dropped; Worst the
+	// largest Ratio of the checks.
 	Lost  float64 `json:"lost_share"`
-	Worst float64 `json:"worst_ratio"`
+	Late  float64 `json:"late_share"`
+	Worst Ratio   `json:"worst_ratio"`
 }
 
 // Met reports whether every goal is met.
@@ -88,10 +116,14 @@ func (v Verdict) Met() bool {
 }
 
 // Worse orders verdicts from the worst: the larger share lost first (data
-// lost outweighs any rate), then the larger Worst ratio.
+// lost outweighs any rate), then the larger share late, then the larger
+// Worst ratio.
 func Worse(a, b Verdict) bool {
-	if a.Lost != b.Lost {
+	switch {
+	case a.Lost != b.Lost:
 		return a.Lost > b.Lost
+	case a.Late != b.Late:
+		return a.Late > b.Late
 	}
 	return a.Worst > b.Worst
 }
@@ -108,7 +140,8 @@ func (v Verdict) Missed() string {
 }
 
 // Judge checks one exporter's figures in cell c against the issue's goals:
-// nothing lost; for a cell with a limit at most GoalRefused of the
+// nothing dropped, and everything delivered within the cell's timeout;
+// for a cell with a limit at most GoalRefused of the
 // requests refused (GoalRefusedRateLimit with RateLimit fields) and at
 // least GoalUsed of the limit used; delivered no later than the core
 // exporter within GoalVsCore (when core's figures of the same cell are
@@ -117,19 +150,23 @@ func (v Verdict) Missed() string {
 func Judge(c Cell, exporter string, f CellFigures, core, ref *CellFigures) Verdict {
 	v := Verdict{Cell: c.Name, Exporter: exporter}
 	add := func(goal, got string, ratio float64) {
-		v.Checks = append(v.Checks, Check{Goal: goal, Got: got, Met: ratio <= 1, Ratio: ratio})
-		if ratio > v.Worst || math.IsNaN(ratio) {
-			v.Worst = ratio
+		v.Checks = append(v.Checks, Check{Goal: goal, Got: got, Met: ratio <= 1, Ratio: Ratio(ratio)})
+		if ratio > float64(v.Worst) || math.IsNaN(ratio) {
+			v.Worst = Ratio(ratio)
 		}
 	}
 	if f.Spans > 0 {
-		v.Lost = float64(f.Lost) / float64(f.Spans)
+		v.Lost = float64(f.dropped()) / float64(f.Spans)
+		v.Late = float64(f.late()) / float64(f.Spans)
 	}
-	lostRatio := 0.0
-	if f.Lost > 0 {
-		lostRatio = math.Inf(1)
+	inf := func(n int) float64 {
+		if n > 0 {
+			return math.Inf(1)
+		}
+		return 0
 	}
-	add("nothing lost", fmt.Sprintf("%d of %d spans lost", f.Lost, f.Spans), lostRatio)
+	add("nothing lost", fmt.Sprintf("%d of %d spans dropped", f.dropped(), f.Spans), inf(f.dropped()))
+	add("all delivered within the cell's timeout", fmt.Sprintf("%d of %d spans not delivered in time", f.late(), f.Spans), inf(f.late()))
 	if c.Limiter.Kind.HasQuota() {
 		goal := GoalRefused
 		if c.Limiter.Hint == limiter.HintRateLimit {

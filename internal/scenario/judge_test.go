@@ -4,6 +4,7 @@
 package scenario
 
 import (
+	"encoding/json"
 	"slices"
 	"testing"
 
@@ -61,6 +62,11 @@ func TestJudge(t *testing.T) {
 			missed: []string{"nothing lost", "delivered ≤ 1.05 × core's time"},
 		},
 		{
+			name: "late, not dropped", cell: shed, exporter: string(Ours),
+			f:      CellFigures{Requests: 300, Refused: 150, Spans: 30000, Lost: 600, Dropped: ptr(200)},
+			missed: []string{"nothing lost", "all delivered within the cell's timeout"},
+		},
+		{
 			name: "sporadic against the never-refusing backend", cell: sporadic, exporter: string(Ours),
 			f:      CellFigures{Requests: 300, Refused: 15, DeliverySeconds: ptr(17.0), Spans: 30000},
 			ref:    &CellFigures{DeliverySeconds: ptr(15.0)},
@@ -78,17 +84,33 @@ func TestJudge(t *testing.T) {
 			assert.Equal(t, tc.missed, missed)
 			assert.Equal(t, len(tc.missed) == 0, v.Met())
 			if tc.f.Lost > 0 {
-				assert.InDelta(t, float64(tc.f.Lost)/float64(tc.f.Spans), v.Lost, 1e-12)
+				dropped := tc.f.Lost
+				if tc.f.Dropped != nil {
+					dropped = *tc.f.Dropped
+				}
+				assert.InDelta(t, float64(dropped)/float64(tc.f.Spans), v.Lost, 1e-12)
+				assert.InDelta(t, float64(tc.f.Lost-dropped)/float64(tc.f.Spans), v.Late, 1e-12)
 			} else {
-				assert.InDelta(t, tc.worst, v.Worst, 1e-9)
+				assert.InDelta(t, tc.worst, float64(v.Worst), 1e-9)
 			}
 		})
 	}
 }
 
-// TestWorse: a loss outranks any rate; then the larger ratio.
+// TestVerdictJSON: a loss's infinite ratio is written as null (JSON has no
+// infinity), a finite one as a number.
+func TestVerdictJSON(t *testing.T) {
+	v := Judge(cellNamed(t, "shed-50%/none/10rps/200"), string(Ours), CellFigures{Requests: 10, Spans: 100, Lost: 10}, nil, nil)
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"worst_ratio":null`)
+	assert.Contains(t, string(b), `"ratio":0`)
+}
+
+// TestWorse: a loss outranks lateness, lateness any rate; then the larger
+// ratio.
 func TestWorse(t *testing.T) {
-	vs := []Verdict{{Cell: "a", Worst: 3}, {Cell: "b", Lost: 0.01, Worst: 1.2}, {Cell: "c", Worst: 1.5}, {Cell: "d", Lost: 0.02}}
+	vs := []Verdict{{Cell: "a", Worst: 3}, {Cell: "b", Lost: 0.01, Worst: 1.2}, {Cell: "c", Worst: 1.5}, {Cell: "d", Lost: 0.02}, {Cell: "e", Late: 0.5}}
 	slices.SortFunc(vs, func(x, y Verdict) int {
 		if Worse(x, y) {
 			return -1
@@ -102,5 +124,5 @@ func TestWorse(t *testing.T) {
 	for _, v := range vs {
 		order = append(order, v.Cell)
 	}
-	assert.Equal(t, []string{"d", "b", "a", "c"}, order)
+	assert.Equal(t, []string{"d", "b", "e", "a", "c"}, order)
 }

@@ -337,7 +337,7 @@ func limitFigures(c *Cell, records []demobackend.Record, complete time.Time) (*i
 
 // CellFigures are the figures of a cell's run that its goals are judged on.
 func (f Figures) CellFigures() CellFigures {
-	cf := CellFigures{Requests: f.Requests, Used: f.LimitUsed, DeliverySeconds: f.DeliverySeconds, Spans: f.Spans, Lost: f.Lost}
+	cf := CellFigures{Requests: f.Requests, Used: f.LimitUsed, DeliverySeconds: f.DeliverySeconds, Spans: f.Spans, Lost: f.Lost, Dropped: f.Dropped}
 	if f.Limited != nil {
 		cf.Refused = *f.Limited
 	}

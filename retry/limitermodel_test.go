@@ -31,7 +31,8 @@ import (
 // consumers taking batches from a queue of QueueSize, fed by the cell's
 // load (two senders, each offered half the cell's rate, a batch the full
 // queue refuses retried 20 ms later, as the benchmark's load does). Each
-// request takes Network (half on the way there, half back); an accepted
+// request takes about Network (half on the way there, half back, each
+// give or take half at random: see trip); an accepted
 // one is also held for the cell's Latency, and stays open at an in-flight
 // limiter meanwhile. What is not delivered Cell.Timeout after the load's
 // end is counted lost, as the benchmark counts it.
@@ -120,6 +121,17 @@ func (b *cellBackend) answer(batch int, req limiter.Request) retry.Response {
 	return retry.Response{Status: a.Status, Header: a.Header}
 }
 
+// trip is how long request id takes on its way there and back: half of
+// Network each way, give or take half of that at random (seeded by the
+// run's seed and the request), as a real network spreads requests that
+// leave together; without it, requests sent at one virtual instant would
+// all reach the limiter at one instant.
+func (m cellModel) trip(seed, id uint64) (there, back time.Duration) {
+	r := rand.New(rand.NewPCG(seed, id^0x74726970))
+	half := float64(m.Network / 2)
+	return time.Duration(half * (0.5 + r.Float64())), time.Duration(half * (0.5 + r.Float64()))
+}
+
 // run simulates the cell with seed (the limiter's random refusals and the
 // loop's jitter); call it inside a synctest bubble.
 func (m cellModel) run(seed uint64) cellFigures {
@@ -178,12 +190,14 @@ func (m cellModel) run(seed uint64) cellFigures {
 					continue
 				}
 				out := loop.RunItems(deadline, c.Batch, func(_ context.Context, attempt int) retry.Response {
-					time.Sleep(m.Network / 2)
 					// Named by batch and attempt: the same requests are refused
-					// at random whatever order they arrive in.
+					// at random, and take the same time on the way, whatever
+					// order they are sent in.
 					id := uint64(batch)<<16 | uint64(attempt) //nolint:gosec // G115: batch numbers and attempts are small and never negative
+					there, back := m.trip(seed, id)
+					time.Sleep(there)
 					r := backend.answer(batch, limiter.Request{Items: req.Items, Bytes: req.Bytes, ID: id})
-					time.Sleep(m.Network / 2)
+					time.Sleep(back)
 					return r
 				})
 				mu.Lock()

@@ -162,7 +162,7 @@ func run() int {
 				// A seed per run: the random refusals of sporadic and
 				// shedding cells differ from run to run, alike for both
 				// exporters.
-				s.Backend.Limiter.Seed = uint64(r) //nolint:gosec // G115: r counts runs from 1
+				s.Backend.Limiter.Seed = uint64(r)
 			}
 			for _, exp := range exporters {
 				res, err := runOne(ctx, *keep, func(dir string) (*scenario.Result, error) {

@@ -155,6 +155,12 @@ func (m cellModel) run(seed uint64) cellFigures {
 	loop.SetRandom((&lockedRand{r: rand.New(rand.NewPCG(seed, 0x63656c6c))}).Float64)
 
 	load := c.Load()
+	if spec.Kind == limiter.FixedWindow {
+		// The load starts anywhere in a window (the bubble's clock starts
+		// on a whole second), as it does against a real clock.
+		phase := rand.New(rand.NewPCG(seed, 0x7068617365)).Float64()
+		time.Sleep(time.Duration(phase * float64(spec.Window)))
+	}
 	start := time.Now()
 	loadEnd := start.Add(load.Duration())
 	deadline, cancel := context.WithDeadline(context.Background(), loadEnd.Add(c.Timeout))

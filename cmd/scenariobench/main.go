@@ -94,7 +94,16 @@ func run() int {
 	fleetPlot := flag.String("fleet-plot", "", "draw the fleet's window of its first run into this PNG")
 	order := flag.String("order", "ours,core", "which exporter runs first in each pair: ours,core or core,ours; ours or core alone runs only that one (no ratios)")
 	keep := flag.Bool("keep", false, "keep every run's directory (config, collector log, queue storage)")
+	tableFrom := flag.String("matrix-table", "", "run nothing: print the limiter matrix's table and worst cells of a JSON written by -out (`FILE`)")
 	flag.Parse()
+
+	if *tableFrom != "" {
+		if err := printStoredMatrix(os.Stdout, *tableFrom); err != nil {
+			fmt.Fprintln(os.Stderr, "scenariobench:", err)
+			return 2
+		}
+		return 0
+	}
 
 	if *runs < 1 {
 		fmt.Fprintln(os.Stderr, "scenariobench: -runs must be at least 1")

@@ -4,8 +4,10 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 
@@ -32,6 +34,7 @@ func expandNames(names []string) []string {
 // matrixReport is the limiter matrix's part of the JSON: the goals, every
 // run of every cell judged, and the worst cell of each exporter.
 type matrixReport struct {
+	Cells    []scenario.Cell              `json:"cells"`
 	Goals    map[string]float64           `json:"goals"`
 	Verdicts []scenario.Verdict           `json:"verdicts"`
 	Worst    map[string]*scenario.Verdict `json:"worst"`
@@ -67,6 +70,11 @@ func judgeMatrix(scenarios []scenario.Scenario, runs []scenario.Figures) *matrix
 		},
 		Worst: map[string]*scenario.Verdict{},
 	}
+	for _, s := range scenarios {
+		if s.Cell != nil {
+			rep.Cells = append(rep.Cells, *s.Cell)
+		}
+	}
 	for _, f := range runs {
 		c := cells[f.Scenario]
 		if c == nil {
@@ -94,8 +102,8 @@ func judgeMatrix(scenarios []scenario.Scenario, runs []scenario.Figures) *matrix
 func printMatrix(w io.Writer, scenarios []scenario.Scenario, runs []scenario.Figures, rep *matrixReport) {
 	fmt.Fprintln(w, "Limiter matrix: every run of every cell (refused: the limiter's 429s, or 503s when it sheds, over all requests; used: the share of the limit used from the first request to full delivery; delivered: from the load's first batch; lost: not delivered at the cell's timeout, of which dropped: given up by the exporter)")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| cell | limiter | exporter | run | requests | refused | limit used | delivered, s | lost | dropped | goals |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| cell | exporter | run | requests | refused | limit used | delivered, s | lost | dropped | goals |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
 	verdict := map[string]scenario.Verdict{}
 	for _, v := range rep.Verdicts {
 		verdict[fmt.Sprint(v.Cell, v.Exporter, v.Run)] = v
@@ -112,8 +120,8 @@ func printMatrix(w io.Writer, scenarios []scenario.Scenario, runs []scenario.Fig
 			if v := verdict[fmt.Sprint(f.Scenario, f.Exporter, f.Run)]; !v.Met() {
 				goals = "missed: " + v.Missed()
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %d | %d | %s | %s | %s | %d | %s | %s |\n",
-				s.Name, s.Cell.Limiter, shortName(f.Exporter), f.Run, f.Requests, fmtPct(f.RefusedShare), fmtPct(f.LimitUsed),
+			fmt.Fprintf(w, "| %s | %s | %d | %d | %s | %s | %s | %d | %s | %s |\n",
+				s.Name, shortName(f.Exporter), f.Run, f.Requests, fmtPct(f.RefusedShare), fmtPct(f.LimitUsed),
 				fmtF(f.DeliverySeconds, 1), f.Lost, fmtI(f.Dropped), goals)
 		}
 	}
@@ -143,4 +151,36 @@ func withoutCells(scenarios []scenario.Scenario, runs []scenario.Figures) (other
 		isCell[s.Name] = s.Cell != nil
 	}
 	return slices.DeleteFunc(slices.Clone(runs), func(f scenario.Figures) bool { return isCell[f.Scenario] })
+}
+
+// printStoredMatrix prints the limiter matrix's table and headline of a
+// JSON written by -out, judged again with today's goals: the cells are
+// the current ones of the same names (a cell's name says its kind, hint,
+// rate and batch).
+func printStoredMatrix(w io.Writer, path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var rep report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	var scenarios []scenario.Scenario
+	seen := map[string]bool{}
+	for _, f := range rep.Runs {
+		if seen[f.Scenario] {
+			continue
+		}
+		seen[f.Scenario] = true
+		if c, ok := scenario.CellByName(f.Scenario); ok {
+			scenarios = append(scenarios, c.Scenario())
+		}
+	}
+	m := judgeMatrix(scenarios, rep.Runs)
+	if m == nil {
+		return fmt.Errorf("%s: no run of a cell of the limiter matrix", path)
+	}
+	printMatrix(w, scenarios, rep.Runs, m)
+	return nil
 }

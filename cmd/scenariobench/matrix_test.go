@@ -5,6 +5,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -72,4 +74,35 @@ func TestJudgeMatrix(t *testing.T) {
 
 	assert.Len(t, withoutCells([]scenario.Scenario{quota, gcra, ref, sporadic}, runs), 1)
 	assert.Nil(t, judgeMatrix([]scenario.Scenario{quota}, runs[:1]))
+}
+
+// TestStoredMatricesInDocs: every row of the limiter matrix's table and
+// the worst cells of each stored matrix run (judged again as -matrix-table
+// does) are in docs/benchmarks.md, so that the figures there are the
+// stored run's.
+func TestStoredMatricesInDocs(t *testing.T) {
+	docs, err := os.ReadFile("../../docs/benchmarks.md")
+	require.NoError(t, err)
+	checked := 0
+	for _, name := range []string{"scenariobench-matrix-before.json", "scenariobench-matrix.json"} {
+		path := filepath.Join("..", "..", "docs", name)
+		if _, err := os.Stat(path); err != nil {
+			continue
+		}
+		checked++
+		var b strings.Builder
+		require.NoError(t, printStoredMatrix(&b, path))
+		for line := range strings.Lines(b.String()) {
+			line = strings.TrimSpace(line)
+			if strings.HasPrefix(line, "| cell ") || strings.HasPrefix(line, "|---") {
+				continue
+			}
+			if strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "WORST CELL") || strings.HasPrefix(line, "worst cell") {
+				assert.Contains(t, string(docs), line, "%s: a line of its table missing from docs/benchmarks.md", name)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Skip("no stored matrix run in docs/")
+	}
 }

@@ -1,0 +1,98 @@
+// Copyright The otlphttpretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	bench "github.com/otlphttpretry/otlphttpretry/internal/scenario"
+)
+
+// Issue 15's goals for a cell with a limit: at most 5 % of the requests
+// refused, at least 90 % of the limit used, nothing lost (bench.GoalRefused,
+// bench.GoalUsed). The pacer of 2026-12-01 (commit 7d18ab9) meets the
+// first and the last but uses about half of a bare-429 request-rate limit
+// and a third of a concurrency limit (docs/benchmarks.md, the limiter
+// matrix), so each test asserts its own floor for the share used: what
+// the pacer reaches today, with a margin; raise it to bench.GoalUsed when
+// the pacer meets the goal.
+const (
+	// gcraUsedFloor is the least share of a bare-429 GCRA's limit used.
+	// Today: 45-50 % (model and runs).
+	gcraUsedFloor = 0.35
+	// inFlightUsedFloor is the least share of an in-flight limit used.
+	// Today: 33-39 %.
+	inFlightUsedFloor = 0.25
+)
+
+// TestBareRequestRateLimiter offers a GCRA of 50 requests/s (a burst of
+// 10) that answers a bare 429, with no Retry-After and no RateLimit
+// fields, twice its rate in batches of 50 spans for 6 s, and counts what
+// the backend saw: nothing lost, no duplicate without a key, at most 5 %
+// of the requests refused, and at least gcraUsedFloor of the limit used
+// from the first request to the last delivery.
+func TestBareRequestRateLimiter(t *testing.T) {
+	t.Parallel()
+	runCell(t, "gcra/none/50rps/50", gcraUsedFloor)
+}
+
+// TestConcurrencyLimiter offers an in-flight limit of 2 requests (each
+// accepted request answered after 100 ms: 20 requests/s) that answers a
+// bare 429 when 2 are open, twice that in batches of 500 spans for 6 s:
+// nothing lost, at most 5 % refused, at least inFlightUsedFloor of the
+// limit used (the time 2 requests were open, from the first request to
+// the answer of the last delivery).
+func TestConcurrencyLimiter(t *testing.T) {
+	t.Parallel()
+	runCell(t, "in-flight-2/none/20rps/500", inFlightUsedFloor)
+}
+
+// runCell runs the limiter matrix's cell name through the collector under
+// test and checks its counts.
+func runCell(t *testing.T, name string, usedFloor float64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	sc, err := bench.DefaultParams().Build(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sc.Run(ctx, bench.Ours, collectorBin(t), bench.DefaultSetup(), t.TempDir(), bench.NewBodies())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := res.Figures
+	used, refused := -1.0, -1.0
+	if f.LimitUsed != nil {
+		used = *f.LimitUsed
+	}
+	if f.RefusedShare != nil {
+		refused = *f.RefusedShare
+	}
+	t.Logf("%s: %d spans, %d delivered, %d lost; %d requests, %.1f %% refused; %.1f %% of the limit used; delivered in %s",
+		name, f.Spans, f.Delivered, f.Lost, f.Requests, 100*refused, 100*used, fmtSeconds(f.DeliverySeconds))
+	if f.Err != "" {
+		t.Errorf("run fell short: %s", f.Err)
+	}
+	if f.Lost != 0 || f.UncoveredDuplicates != 0 {
+		t.Errorf("%d spans lost, %d duplicates not covered by a key", f.Lost, f.UncoveredDuplicates)
+	}
+	if refused < 0 || refused > bench.GoalRefused {
+		t.Errorf("%.1f %% of the requests refused, want at most %.0f %%", 100*refused, 100*bench.GoalRefused)
+	}
+	if used < usedFloor {
+		t.Errorf("%.1f %% of the limit used, want at least %.0f %% (issue 15's goal: %.0f %%)", 100*used, 100*usedFloor, 100*bench.GoalUsed)
+	}
+}
+
+func fmtSeconds(v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	return time.Duration(*v * float64(time.Second)).Round(100 * time.Millisecond).String()
+}

@@ -221,3 +221,15 @@ func TestFactorySignalURLs(t *testing.T) {
 	assert.Equal(t, "https://logs.example.com/ingest", logsSignal.url(cfg))
 	assert.Equal(t, "https://backend.example.com:4318/v1/traces", tracesSignal.url(cfg))
 }
+
+// A second Shutdown returns the first's result and panics nowhere
+// (exporterhelper's own would: shutdownOnce guards it).
+func TestFactoryShutdownTwice(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	for _, sig := range factorySignals {
+		exp := createSignalExporter(t, NewFactory(), sig, factoryTestConfig("http://127.0.0.1:4318"))
+		require.NoError(t, exp.Start(context.Background(), componenttest.NewNopHost()))
+		require.NoError(t, exp.Shutdown(context.Background()), sig)
+		require.NoError(t, exp.Shutdown(context.Background()), sig)
+	}
+}

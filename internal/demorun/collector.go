@@ -76,6 +76,21 @@ func (c *Collector) Stop(grace time.Duration) (time.Duration, error) {
 	}
 }
 
+// Kill sends SIGKILL and waits for the process to end: none of the
+// collector's shutdown runs, as after a crash or an OOM kill.
+func (c *Collector) Kill() error {
+	select {
+	case <-c.exited:
+		return fmt.Errorf("collector had already exited: %w", exitErr(c.waitErr))
+	default:
+	}
+	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		return err
+	}
+	<-c.exited
+	return nil
+}
+
 func exitErr(err error) error {
 	if err == nil {
 		return errors.New("exit status 0")

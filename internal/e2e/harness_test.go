@@ -25,7 +25,7 @@ import (
 )
 
 // scenarioTemplate is the collector configuration of the scenarios below:
-// otlp receiver → batch → otlp_http_retry, healthcheckv2, the collector's
+// otlp receiver → batch (unless NoBatchProcessor) → otlp_http_retry, healthcheckv2, the collector's
 // own metrics on a Prometheus endpoint. Unlike demorun's template it takes
 // the queue kind, the consumers, the 401 probe interval, headers and the
 // log level as parameters.
@@ -54,10 +54,12 @@ receivers:
       http:
         endpoint: {{ .ReceiverEndpoint }}
 
+{{- if not .NoBatchProcessor }}
 processors:
   batch:
     timeout: 200ms
     send_batch_size: 1000
+{{- end }}
 
 exporters:
   otlp_http_retry:
@@ -87,7 +89,9 @@ service:
   pipelines:
     traces:
       receivers: [otlp]
+{{- if not .NoBatchProcessor }}
       processors: [batch]
+{{- end }}
       exporters: [otlp_http_retry]
   telemetry:
     logs:
@@ -114,6 +118,10 @@ type scenario struct {
 	Headers map[string]string
 	// LogLevel is service::telemetry::logs::level (default info).
 	LogLevel string
+	// NoBatchProcessor leaves the batch processor out: what the receiver
+	// accepted is then in the exporter's queue (the batch processor holds
+	// up to its timeout's worth in memory).
+	NoBatchProcessor bool
 }
 
 // templateData fills scenarioTemplate.

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -104,5 +105,39 @@ func TestStoredMatricesInDocs(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Skip("no stored matrix run in docs/")
+	}
+}
+
+// TestStoredBareFleetInDocs: the rows of the bare-limiter fleet's table
+// in docs/benchmarks.md are the stored runs' figures.
+func TestStoredBareFleetInDocs(t *testing.T) {
+	b, err := os.ReadFile("../../docs/scenariobench-fleet-bare-before.json")
+	if err != nil {
+		t.Skip(err)
+	}
+	docs, err := os.ReadFile("../../docs/benchmarks.md")
+	require.NoError(t, err)
+	var rep report
+	require.NoError(t, json.Unmarshal(b, &rep))
+	for _, exp := range []scenario.Exporter{scenario.Ours, scenario.Core} {
+		var after, fair, refused, used, into, delivered []string
+		lost := 0
+		for _, f := range rep.FleetRuns {
+			if f.Exporter != string(exp) {
+				continue
+			}
+			after = append(after, fmt.Sprint(f.AfterWindowRPS))
+			fair = append(fair, fmt.Sprintf("%.3f", *f.Fairness))
+			refused = append(refused, fmt.Sprintf("%.1f", 100*f.RefusedShare))
+			used = append(used, fmt.Sprintf("%.1f", 100**f.QuotaUsed))
+			into = append(into, fmt.Sprint(f.IntoWindow))
+			delivered = append(delivered, fmt.Sprintf("%.1f", *f.DeliverySeconds))
+			lost = max(lost, f.Lost)
+		}
+		require.Len(t, after, 3, exp)
+		j := func(xs []string) string { return strings.Join(xs, ", ") }
+		row := fmt.Sprintf("| %s, runs 1–3 | %s | %s | %s %% | %s %% | %s | %s | %d |",
+			exp.Short(), j(after), j(fair), j(refused), j(used), j(into), j(delivered), lost)
+		assert.Contains(t, string(docs), row)
 	}
 }

@@ -41,6 +41,9 @@ func NewDefaultBackoffConfig() BackoffConfig {
 // Bounds of the backoff path. Each keeps a value Validate accepts from
 // meaning something nobody can want.
 const (
+	// MinBackoffInterval is the floor of backoff::initial_interval (and
+	// so of every wait on the backoff path).
+	MinBackoffInterval = 100 * time.Millisecond
 	// maxMaxAttempts: 100 attempts at the default 30 s ceiling are most of
 	// an hour of retrying one payload on this path.
 	maxMaxAttempts = 100
@@ -66,8 +69,9 @@ func (c *BackoffConfig) Validate() error {
 	case c.MaxAttempts > maxMaxAttempts:
 		errs = append(errs, fmt.Errorf("backoff::max_attempts: %d must be at most %d: that many attempts would keep one payload on this path for hours; use a smaller count", c.MaxAttempts, maxMaxAttempts))
 	}
-	if c.InitialInterval <= 0 {
-		errs = append(errs, fmt.Errorf("backoff::initial_interval: %s must be positive", c.InitialInterval))
+	if c.InitialInterval < MinBackoffInterval {
+		errs = append(errs, fmt.Errorf("backoff::initial_interval: %s must be at least %s, the floor under a payload's backoff wait; "+
+			"a shorter one retries a failing payload faster than any backend can recover", c.InitialInterval, MinBackoffInterval))
 	}
 	switch {
 	case math.IsNaN(c.Multiplier) || math.IsInf(c.Multiplier, 0):
@@ -133,8 +137,9 @@ func (c *RetryAfterConfig) Validate() error {
 		errs = append(errs, fmt.Errorf("retry_after::default: %s must not be negative", c.Default))
 	}
 	switch {
-	case c.Max <= 0:
-		errs = append(errs, fmt.Errorf("retry_after::max: %s must be positive", c.Max))
+	case c.Max < MinWait:
+		errs = append(errs, fmt.Errorf("retry_after::max: %s must be at least %s: Retry-After counts whole seconds, "+
+			"and a shorter cap would turn every server's \"wait\" into \"retry now\"", c.Max, MinWait))
 	case c.Max > maxSingleWait:
 		errs = append(errs, fmt.Errorf("retry_after::max: %s must be at most %s, the longest single wait this exporter honours", c.Max, maxSingleWait))
 	}

@@ -61,8 +61,10 @@ func TestBackoffConfigValidate(t *testing.T) {
 
 		{name: "zero max_attempts", modify: func(c *retry.BackoffConfig) { c.MaxAttempts = 0 }, want: map[string]string{"backoff::max_attempts": "must be at least 1"}},
 		{name: "negative max_attempts", modify: func(c *retry.BackoffConfig) { c.MaxAttempts = -3 }, want: map[string]string{"backoff::max_attempts": "-3 must be at least 1"}},
-		{name: "zero initial_interval", modify: func(c *retry.BackoffConfig) { c.InitialInterval = 0 }, want: map[string]string{"backoff::initial_interval": "must be positive"}},
-		{name: "negative initial_interval", modify: func(c *retry.BackoffConfig) { c.InitialInterval = -time.Second }, want: map[string]string{"backoff::initial_interval": "-1s must be positive"}},
+		{name: "zero initial_interval", modify: func(c *retry.BackoffConfig) { c.InitialInterval = 0 }, want: map[string]string{"backoff::initial_interval": "must be at least 100ms"}},
+		{name: "negative initial_interval", modify: func(c *retry.BackoffConfig) { c.InitialInterval = -time.Second }, want: map[string]string{"backoff::initial_interval": "-1s must be at least 100ms"}},
+		{name: "initial_interval below the floor", modify: func(c *retry.BackoffConfig) { c.InitialInterval, c.MaxInterval, c.Jitter = time.Nanosecond, time.Nanosecond, 0 }, want: map[string]string{"backoff::initial_interval": "1ns must be at least 100ms, the floor"}},
+		{name: "initial_interval at the floor is fine", modify: func(c *retry.BackoffConfig) { c.InitialInterval = 100 * time.Millisecond }},
 		{name: "multiplier below 1", modify: func(c *retry.BackoffConfig) { c.Multiplier = 0.5 }, want: map[string]string{"backoff::multiplier": "0.5 must be at least 1"}},
 		{name: "zero multiplier", modify: func(c *retry.BackoffConfig) { c.Multiplier = 0 }, want: map[string]string{"backoff::multiplier": "must be at least 1"}},
 		{name: "max_interval below initial_interval", modify: func(c *retry.BackoffConfig) { c.MaxInterval = 500 * time.Millisecond }, want: map[string]string{"backoff::max_interval": "must be at least initial_interval (1s)"}},
@@ -105,7 +107,7 @@ func TestBackoffConfigValidate(t *testing.T) {
 			modify: func(c *retry.BackoffConfig) { *c = retry.BackoffConfig{} },
 			want: map[string]string{
 				"backoff::max_attempts":     "must be at least 1",
-				"backoff::initial_interval": "must be positive",
+				"backoff::initial_interval": "must be at least 100ms",
 				"backoff::multiplier":       "must be at least 1",
 			},
 		},
@@ -144,7 +146,7 @@ func TestRetryAfterConfigValidate(t *testing.T) {
 			name:   "zero max",
 			modify: func(c *retry.RetryAfterConfig) { c.Max = 0 },
 			want: map[string]string{
-				"retry_after::max":     "must be positive",
+				"retry_after::max":     "must be at least 1s",
 				"retry_after::default": "must not exceed retry_after::max (0s)",
 			},
 		},
@@ -152,7 +154,7 @@ func TestRetryAfterConfigValidate(t *testing.T) {
 			name:   "negative max",
 			modify: func(c *retry.RetryAfterConfig) { c.Max, c.Default = -time.Second, 0 },
 			want: map[string]string{
-				"retry_after::max":     "-1s must be positive",
+				"retry_after::max":     "-1s must be at least 1s",
 				"retry_after::default": "must not exceed retry_after::max",
 			},
 		},
@@ -180,6 +182,8 @@ func TestRetryAfterConfigValidate(t *testing.T) {
 			},
 		},
 		{name: "max above a day", modify: func(c *retry.RetryAfterConfig) { c.Max, c.MaxElapsed = 25*time.Hour, 75*time.Hour }, want: map[string]string{"retry_after::max": "25h0m0s must be at most 24h0m0s"}},
+		{name: "max below the floor", modify: func(c *retry.RetryAfterConfig) { c.Max, c.Default, c.Jitter = time.Millisecond, 0, 0 }, want: map[string]string{"retry_after::max": "1ms must be at least 1s"}},
+		{name: "max at the floor, default 0 and no jitter are fine", modify: func(c *retry.RetryAfterConfig) { c.Max, c.Default, c.Jitter, c.MaxElapsed = time.Second, 0, 0, 3 * time.Second }},
 		{name: "max_elapsed above a year", modify: func(c *retry.RetryAfterConfig) { c.MaxElapsed = 8761 * time.Hour }, want: map[string]string{"retry_after::max_elapsed": "8761h0m0s must be at most 8760h0m0s"}},
 		{
 			// -2s >= 3 x -1s: the three-waits check alone let it through.
@@ -188,7 +192,7 @@ func TestRetryAfterConfigValidate(t *testing.T) {
 				c.Max, c.Default, c.MaxElapsed = -time.Second, -time.Second, -2*time.Second
 			},
 			want: map[string]string{
-				"retry_after::max":         "-1s must be positive",
+				"retry_after::max":         "-1s must be at least 1s",
 				"retry_after::default":     "-1s must not be negative",
 				"retry_after::max_elapsed": "-2s must not be negative",
 			},
@@ -196,7 +200,7 @@ func TestRetryAfterConfigValidate(t *testing.T) {
 		{
 			name:   "zero value",
 			modify: func(c *retry.RetryAfterConfig) { *c = retry.RetryAfterConfig{} },
-			want:   map[string]string{"retry_after::max": "must be positive"},
+			want:   map[string]string{"retry_after::max": "must be at least 1s"},
 		},
 	}
 	for _, tt := range tests {

@@ -1106,3 +1106,69 @@ func TestLoopSlowStartAfterAWindow(t *testing.T) {
 		assert.Equal(t, retry.PaceRate, e.Paced)
 	}
 }
+
+// TestLoopFloorUnderEveryZeroWait: configs that once let a refusing
+// destination be flooded (issue 19). Whatever the config, every hold but
+// the first "retry now" lasts at least retry.MinWait, so that one payload
+// sends at most 16 requests in 15 s (retry_after::max and
+// backoff::initial_interval have floors in Validate as well; here they are
+// bypassed, to show the floor under the holds alone).
+func TestLoopFloorUnderEveryZeroWait(t *testing.T) {
+	sec := time.Second
+	bare429 := resp(429)
+	for _, tc := range []struct {
+		name      string
+		policy    func(*retry.Policy)
+		answer    retry.Response
+		wantWaits []time.Duration
+	}{
+		{
+			name:      "retry_after::default 0, no jitter, bare 429",
+			policy:    func(p *retry.Policy) { p.RetryAfter.Default, p.RetryAfter.Jitter = 0, 0 },
+			answer:    bare429,
+			wantWaits: []time.Duration{sec, 2 * sec, 4 * sec, 8 * sec},
+		},
+		{
+			name:      "retry_after::default 0 alone, bare 429",
+			policy:    func(p *retry.Policy) { p.RetryAfter.Default = 0 },
+			answer:    bare429,
+			wantWaits: []time.Duration{sec, 2 * sec, 4 * sec, 8 * sec},
+		},
+		{
+			name:      "retry_after::max 1ms, Retry-After 60",
+			policy:    func(p *retry.Policy) { p.RetryAfter.Max, p.RetryAfter.Default, p.RetryAfter.Jitter = time.Millisecond, 0, 0 },
+			answer:    withRetryAfter(429, "60"),
+			wantWaits: []time.Duration{time.Millisecond, sec, 2 * sec, 4 * sec, 8 * sec},
+		},
+		{
+			name: "backoff 1ns, 503",
+			policy: func(p *retry.Policy) {
+				p.Backoff.InitialInterval, p.Backoff.MaxInterval, p.Backoff.Jitter = time.Nanosecond, time.Nanosecond, 0
+			},
+			answer:    resp(503),
+			wantWaits: repeatDur(15, sec),
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			policy := defaultPolicy()
+			tc.policy(&policy)
+			h := newHarness(retrytest.NewAutoClock(t0), policy, 0)
+			s := newScript(append(times(40, tc.answer), resp(200))...)
+			var sent []time.Time
+			h.loop.Run(context.Background(), func(ctx context.Context, attempt int) retry.Response {
+				sent = append(sent, h.clock.Now())
+				return s.send(ctx, attempt)
+			})
+			waits := h.clock.Waits()
+			require.GreaterOrEqual(t, len(waits), len(tc.wantWaits))
+			assert.Equal(t, tc.wantWaits, waits[:len(tc.wantWaits)])
+			inWindow := 0
+			for _, at := range sent {
+				if at.Sub(t0) < 15*sec {
+					inWindow++
+				}
+			}
+			assert.LessOrEqual(t, inWindow, 16, "requests in 15 s")
+		})
+	}
+}

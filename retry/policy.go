@@ -183,17 +183,19 @@ func (p Policy) throttled(s State, d Decision, a Attempt) (State, Decision) {
 	case ra.Capped:
 		d.Source = SourceCapped
 	}
-	if ra.Usable() && ra.Delay == 0 {
-		// A floor under "retry now": the first may; further ones, on this
-		// payload or at this destination's gate, escalate along the
-		// backoff schedule (still on the rate-limit budget).
+	if d.Delay < MinWait {
+		// A floor under "retry now" (Retry-After 0, a date in the past, a
+		// retry_after::default below MinWait): the first may; further
+		// ones, on this payload or at this destination's gate, escalate
+		// along the backoff schedule, never below MinWait (still on the
+		// rate-limit budget).
 		s.RetryNow++
 		n := s.RetryNow - 1
 		if a.Held == HoldThrottle {
 			n = max(n, a.HoldFailures)
 		}
 		if n > 0 {
-			d.Delay, d.Source = BackoffDelay(p.Backoff, n, 0), SourceFloor
+			d.Delay, d.Source = p.floorDelay(n), SourceFloor
 		}
 	}
 	d.Delay += Jitter(p.RetryAfter.Jitter, a.Random)
@@ -245,9 +247,21 @@ func (p Policy) failed(s State, d Decision, a Attempt) (State, Decision) {
 		n = a.HoldFailures + 1
 	}
 	d.Hold, d.Next, d.Path = HoldOutage, NextGate, PathOutage
-	d.Delay = BackoffDelay(p.Backoff, n, a.Random)
+	d.Delay = p.floorDelay(n) + Jitter(p.Backoff.Jitter, a.Random)
 	d.Until = a.Now.Add(d.Delay)
 	return s, d
+}
+
+// MinWait is the floor under every hold of a destination but the first
+// "retry now": whatever the config and the server say, a destination that
+// refuses every request gets at most one request per MinWait once a
+// refusal is back (besides the requests already in flight then).
+const MinWait = time.Second
+
+// floorDelay is the n-th wait (n >= 1) of a hold that goes on: the backoff
+// schedule without jitter, never below MinWait.
+func (p Policy) floorDelay(n int) time.Duration {
+	return max(BackoffDelay(p.Backoff, n, 0), MinWait)
 }
 
 // gateDeadline is how long a payload may wait at a gate held for reason,

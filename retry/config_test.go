@@ -63,7 +63,9 @@ func TestBackoffConfigValidate(t *testing.T) {
 		{name: "negative max_attempts", modify: func(c *retry.BackoffConfig) { c.MaxAttempts = -3 }, want: map[string]string{"backoff::max_attempts": "-3 must be at least 1"}},
 		{name: "zero initial_interval", modify: func(c *retry.BackoffConfig) { c.InitialInterval = 0 }, want: map[string]string{"backoff::initial_interval": "must be at least 100ms"}},
 		{name: "negative initial_interval", modify: func(c *retry.BackoffConfig) { c.InitialInterval = -time.Second }, want: map[string]string{"backoff::initial_interval": "-1s must be at least 100ms"}},
-		{name: "initial_interval below the floor", modify: func(c *retry.BackoffConfig) { c.InitialInterval, c.MaxInterval, c.Jitter = time.Nanosecond, time.Nanosecond, 0 }, want: map[string]string{"backoff::initial_interval": "1ns must be at least 100ms, the floor"}},
+		{name: "initial_interval below the floor", modify: func(c *retry.BackoffConfig) {
+			c.InitialInterval, c.MaxInterval, c.Jitter = time.Nanosecond, time.Nanosecond, 0
+		}, want: map[string]string{"backoff::initial_interval": "1ns must be at least 100ms, the floor"}},
 		{name: "initial_interval at the floor is fine", modify: func(c *retry.BackoffConfig) { c.InitialInterval = 100 * time.Millisecond }},
 		{name: "multiplier below 1", modify: func(c *retry.BackoffConfig) { c.Multiplier = 0.5 }, want: map[string]string{"backoff::multiplier": "0.5 must be at least 1"}},
 		{name: "zero multiplier", modify: func(c *retry.BackoffConfig) { c.Multiplier = 0 }, want: map[string]string{"backoff::multiplier": "must be at least 1"}},
@@ -183,7 +185,9 @@ func TestRetryAfterConfigValidate(t *testing.T) {
 		},
 		{name: "max above a day", modify: func(c *retry.RetryAfterConfig) { c.Max, c.MaxElapsed = 25*time.Hour, 75*time.Hour }, want: map[string]string{"retry_after::max": "25h0m0s must be at most 24h0m0s"}},
 		{name: "max below the floor", modify: func(c *retry.RetryAfterConfig) { c.Max, c.Default, c.Jitter = time.Millisecond, 0, 0 }, want: map[string]string{"retry_after::max": "1ms must be at least 1s"}},
-		{name: "max at the floor, default 0 and no jitter are fine", modify: func(c *retry.RetryAfterConfig) { c.Max, c.Default, c.Jitter, c.MaxElapsed = time.Second, 0, 0, 3 * time.Second }},
+		{name: "max at the floor, default 0 and no jitter are fine", modify: func(c *retry.RetryAfterConfig) {
+			c.Max, c.Default, c.Jitter, c.MaxElapsed = time.Second, 0, 0, 3*time.Second
+		}},
 		{name: "max_elapsed above a year", modify: func(c *retry.RetryAfterConfig) { c.MaxElapsed = 8761 * time.Hour }, want: map[string]string{"retry_after::max_elapsed": "8761h0m0s must be at most 8760h0m0s"}},
 		{
 			// -2s >= 3 x -1s: the three-waits check alone let it through.

@@ -1135,8 +1135,10 @@ func TestLoopFloorUnderEveryZeroWait(t *testing.T) {
 			wantWaits: []time.Duration{sec, 2 * sec, 4 * sec, 8 * sec},
 		},
 		{
-			name:      "retry_after::max 1ms, Retry-After 60",
-			policy:    func(p *retry.Policy) { p.RetryAfter.Max, p.RetryAfter.Default, p.RetryAfter.Jitter = time.Millisecond, 0, 0 },
+			name: "retry_after::max 1ms, Retry-After 60",
+			policy: func(p *retry.Policy) {
+				p.RetryAfter.Max, p.RetryAfter.Default, p.RetryAfter.Jitter = time.Millisecond, 0, 0
+			},
 			answer:    withRetryAfter(429, "60"),
 			wantWaits: []time.Duration{time.Millisecond, sec, 2 * sec, 4 * sec, 8 * sec},
 		},

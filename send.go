@@ -47,7 +47,8 @@ func (e *baseExporter) send(ctx context.Context, p *payload, attempt int) retry.
 	}
 	req, err := http.NewRequestWithContext(withOwnedHeaders(ctx, owned), http.MethodPost, e.url, bytes.NewReader(p.body))
 	if err != nil {
-		return retry.Response{Err: e.scrub.scrubError(redactURLError(err))}
+		// No request can be made for this URL: a configuration error.
+		return retry.Response{Err: &retry.ConfigError{Err: e.scrub.scrubError(redactURLError(err))}}
 	}
 	owned.apply(req)
 	req.Header.Set("User-Agent", e.userAgent)

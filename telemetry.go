@@ -198,7 +198,7 @@ func (t *telemetry) startExport(ctx context.Context, p *payload) (context.Contex
 			t.dropped(ctx, p.items, out.Reason.String())
 			t.warnDrop(out.Reason.String(), p.items, masked, out.Err)
 			switch out.Reason {
-			case retry.DropRetriesExhausted, retry.DropThrottleBudgetExhausted, retry.DropOutageExhausted:
+			case retry.DropRetriesExhausted, retry.DropThrottleBudgetExhausted, retry.DropOutageExhausted, retry.DropConfigError:
 				t.report(componentstatus.NewRecoverableErrorEvent(errOrUnknown(out.Err)))
 			}
 		default:

@@ -5,14 +5,19 @@ package otlphttpretry
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"net/http"
 	"strings"
+
+	"golang.org/x/net/http/httpguts"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/config/configmiddleware"
 	"go.opentelemetry.io/collector/extension/extensionmiddleware"
+
+	"github.com/otlphttpretry/otlphttpretry/retry"
 )
 
 // idleCloserID names the in-process middleware below; it never appears in
@@ -64,12 +69,36 @@ func (h *lastHop) RoundTrip(req *http.Request) (*http.Response, error) {
 		req = req.Clone(req.Context())
 		owned.apply(req)
 	}
+	if err := unsendable(req.Header); err != nil {
+		// net/http would refuse it too, as if the network had failed:
+		// say what it is.
+		return nil, &retry.ConfigError{Err: err}
+	}
 	h.scrub.learn(append(req.Header.Values("Authorization"), req.Header.Values("Proxy-Authorization")...)...)
 	resp, err := h.next.RoundTrip(req)
 	if err != nil {
 		return resp, h.scrub.scrubError(err)
 	}
 	return resp, nil
+}
+
+// unsendable reports a header that no request can carry, as it goes on
+// the wire: whatever set it (headers: is checked by Validate; an auth
+// extension or a middleware may still set one). The error names the header
+// and its setter, never the value.
+func unsendable(h http.Header) error {
+	for name, values := range h {
+		if !httpguts.ValidHeaderFieldName(name) {
+			return fmt.Errorf("header name %q is not an HTTP token: fix the exporter's headers, or the auth extension or middleware that set it", name)
+		}
+		for _, v := range values {
+			if !httpguts.ValidHeaderFieldValue(v) {
+				return fmt.Errorf("the value of header %q holds a CR, LF or another control character (value not shown): "+
+					"fix the exporter's headers, or the auth extension or middleware that set it", name)
+			}
+		}
+	}
+	return nil
 }
 
 type ownedHeadersKey struct{}

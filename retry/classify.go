@@ -74,11 +74,29 @@ const (
 	ReasonDNS               = "dns"
 	ReasonNetwork           = "network"
 	ReasonTLS               = "tls"
+	// ReasonConfig: the request could not leave the process (see
+	// ConfigError).
+	ReasonConfig = "config"
 )
 
 // retryReasons are the reasons a network error is retried for (a TLS
 // failure is dropped, never retried).
 var retryReasons = [...]string{ReasonTimeout, ReasonConnectionRefused, ReasonConnectionReset, ReasonDNS, ReasonNetwork}
+
+// ConfigError wraps an error found before a request left the process,
+// which no retry of the same request can change: a header name or value
+// HTTP cannot carry (set by an auth extension or a middleware; validate
+// refuses such headers: entries), a URL no request can be made for. It is
+// a configuration error, not an outage: nothing reached the destination.
+// An auth extension that fails to fetch a token returns its own error,
+// which is not a ConfigError: that is transient, and retried.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string {
+	return "configuration error, nothing was sent: " + e.Err.Error()
+}
+
+func (e *ConfigError) Unwrap() error { return e.Err }
 
 // ClassifyError maps an error from sending a request (no response) to an
 // action and a reason. Timeouts, refused or reset connections, DNS failures
@@ -86,12 +104,15 @@ var retryReasons = [...]string{ReasonTimeout, ReasonConnectionRefused, ReasonCon
 // drops, since no retry can change it.
 func ClassifyError(err error) (Action, string) {
 	var (
+		configErr   *ConfigError
 		dnsErr      *net.DNSError
 		certErr     *tls.CertificateVerificationError
 		unknownAuth x509.UnknownAuthorityError
 		hostErr     x509.HostnameError
 	)
 	switch {
+	case errors.As(err, &configErr):
+		return ActionDrop, ReasonConfig
 	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr):
 		return ActionDrop, ReasonTLS
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, syscall.ETIMEDOUT), isTimeout(err):

@@ -38,9 +38,12 @@ const (
 	DropPermanentStatus
 	DropPermanentError
 	DropUnauthorized
+	// DropConfigError: the request could not leave the process
+	// (ConfigError).
+	DropConfigError
 )
 
-var dropNames = [...]string{"", "retries_exhausted", "throttle_budget_exhausted", "outage_exhausted", "permanent_status", "permanent_error", "unauthorized"}
+var dropNames = [...]string{"", "retries_exhausted", "throttle_budget_exhausted", "outage_exhausted", "permanent_status", "permanent_error", "unauthorized", "config_error"}
 
 func (r DropReason) String() string { return dropNames[r] }
 

@@ -142,6 +142,9 @@ func (p Policy) Decide(s State, a Attempt) (State, Decision) {
 		d.Next, d.Drop = NextDrop, DropPermanentStatus
 		if resp.Status == 0 {
 			d.Drop = DropPermanentError
+			if d.Reason == ReasonConfig {
+				d.Drop = DropConfigError
+			}
 		}
 		return s, d
 	case ActionUnauthorized:

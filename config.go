@@ -237,17 +237,23 @@ func statusCode(key string) (int, bool) {
 	return code, true
 }
 
-// parseEndpoint parses an absolute http(s) URL.
+// parseEndpoint parses an absolute http(s) URL. Its errors show the URL
+// without user info, query or fragment, even when it does not parse: they
+// may hold a credential (see redactRawURL).
 func parseEndpoint(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%q is not a valid URL: %w", raw, err)
+		var urlErr *url.Error
+		if errors.As(err, &urlErr) {
+			err = urlErr.Err // its text repeats the URL whole
+		}
+		return nil, fmt.Errorf("%q is not a valid URL: %w", redactRawURL(raw), err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("%q must start with http:// or https://", raw)
+		return nil, fmt.Errorf("%q must start with http:// or https://", redactRawURL(raw))
 	}
 	if u.Host == "" {
-		return nil, fmt.Errorf("%q has no host", raw)
+		return nil, fmt.Errorf("%q has no host", redactRawURL(raw))
 	}
 	return u, nil
 }

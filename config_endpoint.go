@@ -60,13 +60,17 @@ func queryNames(rawQuery string) []string {
 var credentialNames = map[string]bool{
 	"key": true, "api_key": true, "apikey": true, "x_api_key": true,
 	"token": true, "access_token": true, "auth": true, "authorization": true,
-	"secret": true, "password": true, "passwd": true, "pwd": true,
-	"signature": true, "sig": true,
+	"secret": true, "password": true, "passwd": true, "pwd": true, "pass": true,
+	"signature": true, "sig": true, "code": true, "sid": true, "dsn": true,
 }
 
 // credentialParts are parts of a name that make it a credential wherever
-// they appear (ingest_token, client_secret, db_password, x-amz-signature).
-var credentialParts = []string{"token", "secret", "password", "apikey", "api_key", "signature"}
+// they appear (ingest_token, client_secret, db_password, x-amz-signature,
+// sessionid, license_key, private_key, sentry_dsn, jwt_assertion).
+var credentialParts = []string{
+	"token", "secret", "password", "passwd", "apikey", "api_key", "signature", "jwt", "credential", "session",
+	"license", "licence", "private", "dsn", "ingestkey", "accesskey", "secretkey", "authkey", "auth_",
+}
 
 func looksLikeCredential(name string) bool {
 	n := strings.ReplaceAll(strings.ToLower(name), "-", "_")
@@ -79,4 +83,29 @@ func looksLikeCredential(name string) bool {
 		}
 	}
 	return false
+}
+
+// redactRawURL is raw, which may not parse, without what could be a
+// credential: the user info (up to the last "@" before the path) and
+// everything from the first "?" or "#" on.
+func redactRawURL(raw string) string {
+	s, cut := raw, ""
+	if i := strings.IndexAny(s, "?#"); i >= 0 {
+		s, cut = s[:i], "?(query not shown)"
+	}
+	prefix, rest := "", s
+	if i := strings.Index(s, "//"); i >= 0 {
+		prefix, rest = s[:i+2], s[i+2:]
+	}
+	authority := rest
+	if j := strings.IndexByte(rest, '/'); j >= 0 {
+		authority = rest[:j]
+	}
+	if k := strings.LastIndexByte(authority, '@'); k >= 0 {
+		prefix, rest = prefix+"(user info not shown)@", rest[k+1:]
+	} else if k := strings.LastIndexByte(s, '@'); k >= 0 && !strings.Contains(s, "//") {
+		// "user:password@host" with no scheme separator.
+		prefix, rest = "(user info not shown)@", s[k+1:]
+	}
+	return prefix + rest + cut
 }

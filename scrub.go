@@ -4,9 +4,7 @@
 package otlphttpretry
 
 import (
-	"cmp"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"net/url"
 	"reflect"
@@ -45,8 +43,8 @@ type scrubber struct {
 	static []string // from the config
 
 	mu       sync.RWMutex
-	learned  []string // header values, least recent first
-	replacer *strings.Replacer
+	learned  []string  // header values, least recent first
+	patterns []pattern // what scrub looks for (scrubmatch.go)
 }
 
 func newScrubber(cfg *confighttp.ClientConfig, endpoints ...string) *scrubber {
@@ -114,34 +112,19 @@ func (s *scrubber) rebuildLocked() {
 	for _, v := range s.learned {
 		secrets = append(secrets, headerSecrets(v)...)
 	}
-	secrets = withEncodings(secrets)
-	// Longest first: at one position the replacer tries them in order, so
-	// "Bearer abc…" is replaced whole before "abc…" alone.
-	slices.SortFunc(secrets, func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
-	secrets = slices.Compact(secrets)
-	if len(secrets) == 0 {
-		s.replacer = nil
-		return
-	}
-	pairs := make([]string, 0, 2*len(secrets))
-	for _, v := range secrets {
-		pairs = append(pairs, v, redactedText)
-	}
-	s.replacer = strings.NewReplacer(pairs...)
+	s.patterns = patternsFor(secrets)
 }
 
-// scrub replaces every known credential in text.
+// scrub replaces every known credential in text, in every form
+// scrubmatch.go finds.
 func (s *scrubber) scrub(text string) string {
 	if s == nil || text == "" {
 		return text
 	}
 	s.mu.RLock()
-	r := s.replacer
+	patterns := s.patterns
 	s.mu.RUnlock()
-	if r == nil {
-		return text
-	}
-	return r.Replace(text)
+	return scrubText(text, patterns)
 }
 
 // scrubError returns err with its text scrubbed; errors.Is and errors.As
@@ -231,17 +214,6 @@ func urlSecrets(raw string) []string {
 				out = append(out, v) // as written, escaped or not
 			}
 		}
-	}
-	return keepLong(out)
-}
-
-// withEncodings adds the forms a backend may echo a value in: URL-escaped
-// (query and path), JSON-escaped, and with escaped slashes.
-func withEncodings(secrets []string) []string {
-	out := slices.Clone(secrets)
-	for _, v := range secrets {
-		q, _ := json.Marshal(v)
-		out = append(out, url.QueryEscape(v), url.PathEscape(v), strings.ReplaceAll(v, "/", `\/`), string(q[1:len(q)-1]))
 	}
 	return keepLong(out)
 }

@@ -6,6 +6,7 @@ package otlphttpretry
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -378,7 +380,9 @@ func TestScrubberKnowsEveryFormOfTheConfiguredCredentials(t *testing.T) {
 
 func TestScrubberKeepsTheLastLearnedValuesOnly(t *testing.T) {
 	s := newScrubber(&testConfig("http://localhost:4318").ClientConfig)
-	token := func(i int) string { return fmt.Sprintf("rotated-token-%02d", i) }
+	// Tokens that share no 8-character prefix or suffix: a long prefix of
+	// a known one would be scrubbed as such.
+	token := func(i int) string { return fmt.Sprintf("%x", sha256.Sum256([]byte(strconv.Itoa(i))))[:20] }
 	for i := range maxLearned + 1 {
 		s.learn("Bearer "+token(i), "")
 	}

@@ -106,7 +106,7 @@ func TestAttributeValuesListEveryConstant(t *testing.T) {
 	}
 	// Untyped string constants by prefix: the network reasons (TLS is
 	// never retried) and the attempt outcomes.
-	for prefix, list := range map[string][]string{"Reason": append(retryReasons[:], ReasonTLS), "outcome": attemptOutcomes[:]} {
+	for prefix, list := range map[string][]string{"Reason": append(retryReasons[:], ReasonTLS, ReasonConfig), "outcome": attemptOutcomes[:]} {
 		n := 0
 		for name, value := range consts[""] {
 			if strings.HasPrefix(name, prefix) {

@@ -186,12 +186,23 @@ func (e *baseExporter) push(ctx context.Context, r xexporterhelper.Request) erro
 	}
 	ctx, end := e.tel.startExport(ctx, p)
 	var firstAttempt time.Time
-	out := e.loop.RunItems(ctx, p.items, func(ctx context.Context, attempt int) retry.Response {
-		if attempt == 1 {
-			firstAttempt = e.clock.Now()
-		}
-		return e.send(ctx, p, attempt)
-	})
+	run := func() retry.Outcome {
+		return e.loop.RunItems(ctx, p.items, func(ctx context.Context, attempt int) retry.Response {
+			if attempt == 1 && firstAttempt.IsZero() {
+				firstAttempt = e.clock.Now()
+			}
+			return e.send(ctx, p, attempt)
+		})
+	}
+	out := run()
+	if out.Kind == retry.Interrupted && out.Shutdown && !e.tel.persistent {
+		// A memory queue keeps nothing: a payload the shutdown found
+		// waiting (for its paced slot, a backoff) gets the one attempt a
+		// queued one gets, unless the destination is held or failing.
+		before := out.Attempts
+		out = run()
+		out.Attempts += before
+	}
 	end(out, firstAttempt)
 
 	switch out.Kind {

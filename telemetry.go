@@ -297,6 +297,12 @@ func (t *telemetry) attempt(ctx context.Context, e retry.Event) {
 			t.tb.OtlpHTTPRetryRatelimitRejected.Add(ctx, 1, t.with(attribute.String("reason", string(r.Reason))))
 		}
 	}
+	if e.QuotaDistrusted {
+		t.tb.OtlpHTTPRetryRatelimitRejected.Add(ctx, 1, t.with(attribute.String("reason", string(retry.RejectContradicted))))
+		t.set.Logger.Warn("The RateLimit headers said the quota was spent, yet the backend accepted a request sent against them: "+
+			"ignoring them until the backend refuses a request (429)",
+			zap.String("endpoint", t.endpoint), zap.Duration("held_for_at_most", retry.QuotaHoldBound))
+	}
 	if e.Path != retry.PathNone {
 		t.tb.OtlpHTTPRetryRetries.Add(ctx, 1, t.with(attribute.String("path", e.Path.String()), attribute.String("reason", e.Reason)))
 		if e.Path == retry.PathRateLimit {

@@ -225,7 +225,7 @@ func (l *Loop) attempt(ctx context.Context, s State, pass Pass, items int, send 
 		case resp.Status == 0:
 			l.pacer.Unanswered()
 		case d.Action == ActionSuccess:
-			l.pacer.Accepted(now, items, rl)
+			e.QuotaDistrusted = l.pacer.Accepted(now, items, rl)
 		case d.Throttled:
 			l.pacer.Refused(now, started, items, pass.Probe, rl)
 		default:

@@ -140,6 +140,10 @@ type Event struct {
 	// RateLimit is what the answer's RateLimit headers said, when they
 	// were read.
 	RateLimit *RateLimit
+	// QuotaDistrusted is set on the accepted answer to a request sent
+	// against the RateLimit headers after QuotaHoldBound: the headers are
+	// wrong, and ignored until the backend refuses a request.
+	QuotaDistrusted bool
 }
 
 // The names Event.Outcome gives an attempt.
@@ -172,7 +176,7 @@ func (e Event) Outcome() string {
 }
 
 // rateLimitRejects lists every RateLimitReject.
-var rateLimitRejects = [...]RateLimitReject{RejectMalformed, RejectNegative, RejectHuge, RejectExcess}
+var rateLimitRejects = [...]RateLimitReject{RejectMalformed, RejectNegative, RejectHuge, RejectExcess, RejectContradicted}
 
 // AttributeValues lists the name of every value of the enumerations the
 // loop's events carry, keyed by the metric attribute that records them

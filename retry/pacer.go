@@ -133,17 +133,20 @@ func (p *Pacer) Current(slot Slot) bool {
 }
 
 // Accepted records a request of items items that the backend accepted,
-// with the answer's headers.
-func (p *Pacer) Accepted(now time.Time, items int, rl RateLimit) {
+// with the answer's headers. It reports whether this answer showed the
+// RateLimit headers wrong, so that they are ignored from now on (see
+// QuotaHoldBound).
+func (p *Pacer) Accepted(now time.Time, items int, rl RateLimit) (distrusted bool) {
 	if p == nil || !p.cfg.Enabled {
-		return
+		return false
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.quota.observe(now, rl, p.cfg.RateLimitHeaders)
+	distrusted = p.quota.observe(now, rl, p.cfg.RateLimitHeaders, answerAccepted)
 	p.rate = p.rate.At(now, p.cfg.QuietPeriod).Accepted(now, items)
 	p.accepted = append(p.accepted, acceptance{at: now, items: items})
 	p.trimLocked(now)
+	return distrusted
 }
 
 // Refused records a request of items items, sent at sent, that the
@@ -156,7 +159,7 @@ func (p *Pacer) Refused(now, sent time.Time, items int, probe bool, rl RateLimit
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.quota.observe(now, rl, p.cfg.RateLimitHeaders)
+	p.quota.observe(now, rl, p.cfg.RateLimitHeaders, answerThrottled)
 	p.trimLocked(now)
 	recent := 0
 	for _, a := range p.accepted {
@@ -188,7 +191,7 @@ func (p *Pacer) Observed(now time.Time, rl RateLimit) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.quota.observe(now, rl, p.cfg.RateLimitHeaders)
+	p.quota.observe(now, rl, p.cfg.RateLimitHeaders, answerOther)
 }
 
 // State returns the rate controller's state as of now (a pace older than

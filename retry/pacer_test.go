@@ -270,15 +270,16 @@ func TestPacerNeverWaitsLongerThanTheCap(t *testing.T) {
 }
 
 // TestPacerQuotaWaitNeverLongerThanTheCap: a reset announced an hour away
-// is waited for retry_after::max at most, in all: then a request goes.
+// is waited for retry_after::max at most, in all (when it is below
+// QuotaHoldBound): then a request goes.
 func TestPacerQuotaWaitNeverLongerThanTheCap(t *testing.T) {
 	clock := retrytest.NewClock(t0)
-	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 10*time.Second)
+	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 2*time.Second)
 	p.Accepted(clock.Now(), 1, rateLimit(clock.Now(), 100, 3600, 0, 3600))
 	slot := p.Depart(clock.Now())
 	require.Equal(t, retry.PaceQuota, slot.Source)
-	assert.Equal(t, t0.Add(10*time.Second), slot.At, "capped at retry_after::max")
-	clock.Advance(10 * time.Second)
+	assert.Equal(t, t0.Add(2*time.Second), slot.At, "capped at retry_after::max")
+	clock.Advance(2 * time.Second)
 	assert.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "asked again at the cap, it goes")
 }
 
@@ -297,7 +298,7 @@ func TestPacerWaitsForTheQuotaReset(t *testing.T) {
 	assert.Equal(t, t0, second.At)
 	third := p.Depart(t0)
 	assert.Equal(t, retry.PaceQuota, third.Source)
-	assert.Equal(t, t0.Add(30*time.Second), third.At, "the quota is spent: wait for its reset")
+	assert.Equal(t, t0.Add(retry.QuotaHoldBound), third.At, "the quota is spent: wait for its reset, QuotaHoldBound at most")
 
 	off := retry.NewDefaultPacingConfig()
 	off.RateLimitHeaders = false
@@ -413,16 +414,16 @@ func TestPacerWaitsForARefillingQuotaOnlyAsLongAsItNeeds(t *testing.T) {
 func TestPacerSendsOneRequestFirstAfterAReset(t *testing.T) {
 	clock := retrytest.NewClock(t0)
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
-	p.Accepted(clock.Now(), 1, rateLimit(clock.Now(), 100, 60, 3, 60))
+	p.Accepted(clock.Now(), 1, rateLimit(clock.Now(), 100, 60, 3, 4))
 	clock.Advance(time.Second)
 	require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
-	p.Accepted(clock.Now(), 1, rateLimit(clock.Now(), 100, 60, 2, 59)) // a request costs 1
+	p.Accepted(clock.Now(), 1, rateLimit(clock.Now(), 100, 60, 2, 3)) // a request costs 1
 	for range 2 {
 		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
 	}
 	waiting := p.Depart(clock.Now())
 	require.Equal(t, retry.PaceQuota, waiting.Source)
-	require.Equal(t, t0.Add(60*time.Second), waiting.At, "spent: wait for the reset")
+	require.Equal(t, t0.Add(4*time.Second), waiting.At, "spent: wait for the reset")
 
 	clock.Advance(waiting.At.Sub(clock.Now()))
 	assert.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "the first after the reset goes")
@@ -529,4 +530,54 @@ func TestPacerSlowStartsAfterAHoldWithNothingLearned(t *testing.T) {
 	q.HoldEnded(clock.Now(), 50)
 	q.Refused(clock.Now(), clock.Now(), 50, false, retry.RateLimit{})
 	assert.InDelta(t, 50, q.Rate(), 1e-9)
+}
+
+// TestPacerDistrustsAQuotaTheBackendContradicts: a backend that accepts
+// everything while its headers say the quota is spent for a day (issue
+// 19). The headers hold requests for QuotaHoldBound at most; then one
+// request goes, alone; accepted, it shows the headers wrong, and they are
+// ignored (reported once) until the backend refuses a request.
+func TestPacerDistrustsAQuotaTheBackendContradicts(t *testing.T) {
+	clock := retrytest.NewClock(t0)
+	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
+	spent := func() retry.RateLimit { return rateLimit(clock.Now(), 100, 86400, 0, 86400) }
+	require.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "nothing known yet")
+	assert.False(t, p.Accepted(clock.Now(), 1, spent()))
+
+	held := p.Depart(clock.Now())
+	require.Equal(t, retry.PaceQuota, held.Source)
+	assert.Equal(t, t0.Add(retry.QuotaHoldBound), held.At, "held for the bound, not for the day")
+	clock.Advance(time.Second)
+	assert.Equal(t, t0.Add(retry.QuotaHoldBound), p.Depart(clock.Now()).At, "asked again, the bound stays where it was")
+	clock.Advance(t0.Add(retry.QuotaHoldBound).Sub(clock.Now()))
+	require.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "at the bound one request goes against the headers")
+	other := p.Depart(clock.Now())
+	assert.Equal(t, retry.PaceQuota, other.Source, "alone: the others wait for its answer")
+
+	assert.True(t, p.Accepted(clock.Now(), 1, spent()), "accepted: the headers are wrong, reported once")
+	for range 5 {
+		assert.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "ignored from now on")
+		assert.False(t, p.Accepted(clock.Now(), 1, spent()), "reported once")
+	}
+
+	// A refusal makes them count again.
+	p.Refused(clock.Now(), clock.Now(), 1, false, spent())
+	assert.Equal(t, retry.PaceQuota, p.Depart(clock.Now()).Source, "trusted again after a refusal")
+}
+
+// TestPacerKeepsAQuotaTheBackendConfirms: a window really spent: the
+// request sent against the headers at the bound is refused (429), and
+// the headers keep counting.
+func TestPacerKeepsAQuotaTheBackendConfirms(t *testing.T) {
+	clock := retrytest.NewClock(t0)
+	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
+	spent := func() retry.RateLimit { return rateLimit(clock.Now(), 100, 3600, 0, 3600) }
+	p.Depart(clock.Now())
+	p.Accepted(clock.Now(), 1, spent())
+	require.Equal(t, retry.PaceQuota, p.Depart(clock.Now()).Source, "held from now")
+	clock.Advance(retry.QuotaHoldBound)
+	require.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "the test request")
+	p.Refused(clock.Now(), clock.Now(), 1, false, spent())
+	assert.Equal(t, retry.PaceQuota, p.Depart(clock.Now()).Source, "still obeyed")
+	assert.False(t, p.Accepted(clock.Now(), 1, spent()), "an acceptance not sent against the headers tests nothing")
 }

@@ -19,6 +19,13 @@ const (
 	// resetAnswerLimit without that answer they stop waiting for it.
 	resetAnswerWait  = 50 * time.Millisecond
 	resetAnswerLimit = time.Second
+	// QuotaHoldBound is the longest the RateLimit headers alone hold
+	// requests back: then one request goes against them, alone, and its
+	// answer tests them. Accepted, it shows them wrong (a quota that says
+	// nothing is left while the backend takes everything): they are
+	// ignored until the backend next refuses a request. Refused (429), it
+	// hands the wait to the server's Retry-After.
+	QuotaHoldBound = 5 * time.Second
 )
 
 // quotaTracker follows the quota that RateLimit headers announce: what is
@@ -37,6 +44,9 @@ type quotaTracker struct {
 	refill      float64   // units per second the quota comes back at, once seen to (0: at its reset)
 	outstanding int       // requests that left and have no answer yet
 	afterReset  time.Time // when the first request after a reset went out; the others wait for its answer
+	heldSince   time.Time // since when the headers have held requests back (zero: they do not)
+	testing     bool      // a request left against the headers, alone; its answer tests them
+	distrusted  bool      // the headers were shown wrong: ignored until the backend refuses a request
 }
 
 func newQuotaTracker() quotaTracker { return quotaTracker{lastQuota: -1} }
@@ -47,7 +57,7 @@ func newQuotaTracker() quotaTracker { return quotaTracker{lastQuota: -1} }
 // Otherwise it returns now and true and counts the request as gone, so
 // that requests leaving together do not all count on the same remainder.
 func (q *quotaTracker) depart(now time.Time, maxWait time.Duration) (time.Time, bool) {
-	if !q.quota.Present || q.lastQuota < 0 {
+	if q.distrusted || !q.quota.Present || q.lastQuota < 0 {
 		return now, true
 	}
 	cost := 1.0 // until learned: the quota's unit may be requests
@@ -65,7 +75,7 @@ func (q *quotaTracker) depart(now time.Time, maxWait time.Duration) (time.Time, 
 		// costs before the others follow.
 		q.remaining, q.remainingAt, q.resetAt = q.size()-cost, now, time.Time{}
 		q.outstanding++
-		q.afterReset = now
+		q.afterReset, q.heldSince = now, time.Time{}
 		return now, true
 	}
 	if !q.afterReset.IsZero() && q.outstanding > 0 && now.Sub(q.afterReset) < resetAnswerLimit {
@@ -75,6 +85,18 @@ func (q *quotaTracker) depart(now time.Time, maxWait time.Duration) (time.Time, 
 	if avail >= cost || !q.resetAt.After(now) {
 		q.remaining, q.remainingAt = avail-cost, now
 		q.outstanding++
+		q.heldSince = time.Time{}
+		return now, true
+	}
+	if q.heldSince.IsZero() {
+		q.heldSince = now
+	}
+	if now.Sub(q.heldSince) >= QuotaHoldBound && q.outstanding == 0 {
+		// Held this long by the headers alone: one request goes against
+		// them, alone, so that its answer is known to be its own.
+		q.remaining, q.remainingAt = avail-cost, now
+		q.outstanding++
+		q.heldSince, q.testing = now, true
 		return now, true
 	}
 	at := q.resetAt
@@ -83,7 +105,13 @@ func (q *quotaTracker) depart(now time.Time, maxWait time.Duration) (time.Time, 
 		wait := time.Duration((cost*(1+quotaSlack) - avail) / q.refill * float64(time.Second))
 		at = minTime(now.Add(wait), q.resetAt)
 	}
-	return minTime(at, now.Add(maxWait)), false
+	at = minTime(minTime(at, now.Add(maxWait)), q.heldSince.Add(QuotaHoldBound))
+	if !at.After(now) {
+		// The bound has passed, but requests are in flight: the test
+		// waits for their answers.
+		at = now.Add(resetAnswerWait)
+	}
+	return at, false
 }
 
 // available is the quota left at t, as far as the answers and the requests
@@ -101,7 +129,17 @@ func (q *quotaTracker) available(t time.Time) float64 {
 func (q *quotaTracker) unanswered() {
 	q.outstanding = max(0, q.outstanding-1)
 	q.afterReset = time.Time{}
+	q.testing = false
 }
+
+// answer is what became of a request, for observe.
+type answer int
+
+const (
+	answerOther     answer = iota // neither accepted nor throttled
+	answerAccepted                // a 2xx
+	answerThrottled               // a 429, or a usable Retry-After
+)
 
 // observe takes an answer: one request fewer in flight, and, when headers
 // is set, the quota its RateLimit headers report. It learns how much one
@@ -110,17 +148,28 @@ func (q *quotaTracker) unanswered() {
 // bucket: the count rose before the announced reset) or only at its reset
 // (a window). Of a bucket it credits the refill, at the policy's q/w, both
 // to what a request cost and to what is left as time passes.
-func (q *quotaTracker) observe(now time.Time, rl RateLimit, headers bool) {
+//
+// The answer to a request sent against the headers (see QuotaHoldBound)
+// tests them: accepted, they are distrusted, and observe reports true (once
+// for each time they are); a throttle refusal makes them trusted again.
+func (q *quotaTracker) observe(now time.Time, rl RateLimit, headers bool, a answer) (distrusted bool) {
 	alone := q.outstanding <= 1              // no other request was in flight with this one
 	first := !q.afterReset.IsZero() && alone // the answer to the first request after a reset
 	q.outstanding = max(0, q.outstanding-1)
 	q.afterReset = time.Time{}
+	switch {
+	case a == answerThrottled:
+		q.distrusted = false
+	case a == answerAccepted && q.testing && !q.distrusted:
+		q.distrusted, q.heldSince, distrusted = true, time.Time{}, true
+	}
+	q.testing = false
 	if !headers || !rl.Present {
-		return
+		return distrusted
 	}
 	pol, ok := rl.Binding(nil)
 	if !ok || !pol.HasRemaining {
-		return
+		return distrusted
 	}
 	remaining := float64(pol.Remaining)
 	size := math.Inf(1)
@@ -159,6 +208,7 @@ func (q *quotaTracker) observe(now time.Time, rl RateLimit, headers bool) {
 	default:
 		q.resetAt = time.Time{}
 	}
+	return distrusted
 }
 
 // size is the binding policy's quota, +Inf when none is announced.

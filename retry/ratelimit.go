@@ -51,6 +51,10 @@ const (
 	// longer than MaxRateLimitFieldBytes (ignored whole), or the policies
 	// after the first MaxRateLimitPolicies of a field.
 	RejectExcess RateLimitReject = "excess"
+	// RejectContradicted: the headers said the quota was spent, and the
+	// backend accepted a request sent against them (see QuotaHoldBound):
+	// they are ignored until it refuses one. Counted once each time.
+	RejectContradicted RateLimitReject = "contradicted"
 )
 
 const (

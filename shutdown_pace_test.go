@@ -1,0 +1,37 @@
+// Copyright The otlphttpretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otlphttpretry
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otlphttpretry/otlphttpretry/retry/retrytest"
+)
+
+// TestShutdownGivesAPacedPayloadItsAttempt: with the memory queue, a
+// payload the shutdown finds waiting for its paced slot (here: RateLimit
+// headers that say the quota is spent) gets the one attempt the README
+// promises every waiting payload, instead of being lost (issue 19).
+func TestShutdownGivesAPacedPayloadItsAttempt(t *testing.T) {
+	srv := newBackend(t, reply(200, "RateLimit-Policy", `"default";q=100;w=86400`, "RateLimit", `"default";r=0;t=86400`))
+	cfg := testConfig(srv.URL)
+	withMemoryQueue(cfg, 10)
+	clock := retrytest.NewClock(start)
+	h := startTracesWithID(t, cfg, clock)
+
+	require.NoError(t, h.consume(3))
+	require.Eventually(t, func() bool { return len(srv.got()) == 1 }, 10*time.Second, time.Millisecond, "the first goes: nothing is known yet")
+	require.NoError(t, h.consume(4))
+	require.True(t, clock.WaitForTimers(1, 10*time.Second), "the second waits: the headers say the quota is spent")
+
+	require.NoError(t, h.exp.Shutdown(context.Background()))
+	assert.Len(t, srv.got(), 2, "the waiting payload got its attempt at shutdown")
+	assert.Empty(t, h.logs.FilterMessageSnippet("lost with the memory queue").All(), "nothing lost")
+	requireNoMetric(t, h, mDropped)
+}

@@ -15,7 +15,7 @@ import (
 
 // Issue 15's goals for a cell with a limit: at most 5 % of the requests
 // refused, at least 90 % of the limit used, nothing lost (bench.GoalRefused,
-// bench.GoalUsed). The pacer of 2026-12-01 (commit 7d18ab9) meets the
+// bench.GoalUsed). The pacer of 2026-12-01 (main f2762a3) meets the
 // first and the last but uses about half of a bare-429 request-rate limit
 // and a third of a concurrency limit (docs/benchmarks.md, the limiter
 // matrix), so each test asserts its own floor for the share used: what

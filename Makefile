@@ -3,7 +3,8 @@
 #   make build-core-collector  build build/otelcol-core/otelcol-core (core otlp_http, the benchmark's reference)
 #   make bench-scenarios  both collectors through the default scenarios, 3 runs (about 14 min; docs/benchmarks.md)
 #   make bench-smoke      both collectors through one short healthy scenario (under a minute warm)
-#   make bench-go         the Go micro-benchmarks, both exporters side by side through benchstat
+#   make bench-go         the Go micro-benchmarks, both exporters side by side, stored in docs/bench-go.json
+#   make docs-figures     every figure of README.md and docs/benchmarks.md rendered again from the stored runs
 #   make demo             build the collector, then run the throttling demo
 #   make test             tidy check, gofmt check, go vet, golangci-lint, unit tests (race), e2e tests, benchmark smoke
 #   make lint             golangci-lint (installed at the pinned version when missing)
@@ -24,7 +25,7 @@ CORE_BIN        := $(CURDIR)/build/otelcol-core/otelcol-core
 BENCH_FLAGS     ?=
 GO_FILES         = $(shell find . -name '*.go' -not -path './build/*' -not -path './.git/*')
 
-.PHONY: bench-go install-benchstat all build-collector build-core-collector install-builder install-golangci-lint demo test tidy-check fmt-check vet lint unit-test e2e-test bench-scenarios bench-smoke clean
+.PHONY: bench-go docs-figures install-benchstat all build-collector build-core-collector install-builder install-golangci-lint demo test tidy-check fmt-check vet lint unit-test e2e-test bench-scenarios bench-smoke clean
 
 all: test
 
@@ -73,14 +74,21 @@ install-benchstat:
 	fi
 
 # The Go micro-benchmarks (benchmark_test.go, compress_bench_test.go), 6
-# runs each, the exporters (and compressors) side by side as benchstat
-# columns; the raw results stay in build/.
+# runs each, stored with their provenance in docs/bench-go.json (the
+# figures of docs/benchmarks.md come from it: make docs-figures), then the
+# exporters (and compressors) side by side through benchstat.
+BENCH_GO_CMD := $(GO) test -run '^$$' -bench 'BenchmarkExport|BenchmarkQueuedExport|BenchmarkCompress' -benchtime 2s -count 6 .
 bench-go: install-benchstat
 	@mkdir -p build
-	$(GO) test -run '^$$' -bench 'BenchmarkExport|BenchmarkQueuedExport' -benchtime 2s -count 6 . > build/bench-export.txt
-	$(BENCHSTAT) -col /exporter build/bench-export.txt
-	$(GO) test -run '^$$' -bench 'BenchmarkCompress' -count 6 . > build/bench-compress.txt
-	$(BENCHSTAT) -col /impl build/bench-compress.txt
+	$(BENCH_GO_CMD) | $(GO) run ./cmd/benchjson -command "$(subst $$$$,$$,$(BENCH_GO_CMD))" -out docs/bench-go.json > build/bench-go.txt
+	$(BENCHSTAT) -col /exporter -filter '-.name:/Compress/' build/bench-go.txt
+	$(BENCHSTAT) -col /impl -filter '.name:/Compress/' build/bench-go.txt
+
+# Every figure of README.md and docs/benchmarks.md rendered again from the
+# stored runs in docs/ (cmd/scenariobench/docs.go); make test fails while
+# one differs.
+docs-figures:
+	$(GO) run ./cmd/scenariobench -docs
 
 demo: build-collector
 	$(GO) run ./cmd/demo -collector $(OTELCOL_BIN)

@@ -5,10 +5,12 @@ package retry_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -18,6 +20,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/otlphttpretry/otlphttpretry/internal/limiter"
 	"github.com/otlphttpretry/otlphttpretry/internal/scenario"
@@ -279,16 +282,30 @@ func TestFleetKeepsTheWindowsEndGentle(t *testing.T) {
 }
 
 // TestFleetDistribution logs the fleet's figures over many seeds (set
-// FLEET_SEEDS to how many); it asserts nothing.
+// FLEET_SEEDS to how many); it asserts nothing. With FLEET_JSON set to a
+// file, it also stores them there with their provenance, for the figures of
+// docs/benchmarks.md:
+//
+//	FLEET_SEEDS=40 FLEET_JSON=docs/fleet-model.json go test -run TestFleetDistribution ./retry/
 func TestFleetDistribution(t *testing.T) {
 	n, _ := strconv.ParseUint(os.Getenv("FLEET_SEEDS"), 10, 16)
 	if n == 0 {
 		t.Skip("set FLEET_SEEDS to run")
 	}
+	stored := struct {
+		scenario.Provenance
+		Runs []map[string]any `json:"runs"`
+	}{Provenance: scenario.NewProvenance([]string{"FLEET_SEEDS=" + strconv.FormatUint(n, 10), "go", "test", "-run", "TestFleetDistribution", "./retry/"})}
 	var fair, peaks []float64
 	for seed := range n {
 		f := simulateFleet(t, defaultFleetSim(), seed)
 		t.Logf("seed %2d: %s", seed, f)
+		stored.Runs = append(stored.Runs, map[string]any{
+			"scenario": "fleet-model", "exporter": "otlp_http_retry", "run": seed,
+			"fairness": f.Fairness, "after_window_rps": f.AfterWindow, "peak_rps_after_window": f.Peak,
+			"requests": f.Requests, "refused": f.Refused, "refused_share": float64(f.Refused) / float64(f.Requests),
+			"lost": f.Lost, "delivery_seconds": f.Delivery.Seconds(),
+		})
 		if os.Getenv("FLEET_SHARES") != "" {
 			sh := slices.Clone(f.shares)
 			sort.Float64s(sh)
@@ -307,6 +324,16 @@ func TestFleetDistribution(t *testing.T) {
 	slices.Sort(peaks)
 	t.Logf("fairness min %.3f median %.3f max %.3f; peak min %.0f median %.0f max %.0f",
 		fair[0], fair[len(fair)/2], fair[len(fair)-1], peaks[0], peaks[len(peaks)/2], peaks[len(peaks)-1])
+	if path := os.Getenv("FLEET_JSON"); path != "" {
+		stored.Finish()
+		stored.Command = fmt.Sprintf("FLEET_SEEDS=%d FLEET_JSON=%s go test -run TestFleetDistribution ./retry/", n, path)
+		b, err := json.MarshalIndent(stored, "", "  ")
+		require.NoError(t, err)
+		if !filepath.IsAbs(path) {
+			path = filepath.Join("..", path) // from the repository's root, where the command runs
+		}
+		require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o600)) //nolint:gosec // G703: the file the developer named in FLEET_JSON
+	}
 }
 
 // TestFleetTrace shows one seed's run per collector (set FLEET_TRACE to the

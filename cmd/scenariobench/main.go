@@ -95,7 +95,21 @@ func run() int {
 	order := flag.String("order", "ours,core", "which exporter runs first in each pair: ours,core or core,ours; ours or core alone runs only that one (no ratios)")
 	keep := flag.Bool("keep", false, "keep every run's directory (config, collector log, queue storage)")
 	tableFrom := flag.String("matrix-table", "", "run nothing: print the limiter matrix's table and worst cells of a JSON written by -out (`FILE`)")
+	docs := flag.Bool("docs", false, "run nothing: render every figure of README.md and docs/benchmarks.md again from the stored JSON it names, and rewrite them (from the repository root; see docs.go)")
 	flag.Parse()
+
+	if *docs {
+		diffs, err := renderDocFigures(".", true)
+		for _, d := range diffs {
+			fmt.Println("rewritten:", d)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "scenariobench:", err)
+			return 2
+		}
+		fmt.Printf("scenariobench: %d figure(s) rewritten\n", len(diffs))
+		return 0
+	}
 
 	if *tableFrom != "" {
 		if err := printStoredMatrix(os.Stdout, *tableFrom); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/otlphttpretry/otlphttpretry/internal/scenario"
@@ -155,13 +156,18 @@ const ratioExporter = "ours/core"
 
 func printTable(w io.Writer, rows []medianRow, runs int) {
 	fmt.Fprintf(w, "Medians of %d run(s) per exporter; ours ÷ core: the median of the ratios of the pairs (ours and core of the same run)\n\n", runs)
-	heads := []string{"scenario", "exporter"}
+	writeTable(w, rows)
+}
+
+// writeTable writes the table of medians and ratios as Markdown.
+func writeTable(w io.Writer, rows []medianRow) {
+	heads := []string{"scenario", "exporter", "runs"}
 	for _, c := range columns {
 		heads = append(heads, c.head)
 	}
 	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(heads, " | "), strings.Repeat("---|", len(heads)))
 	for _, r := range rows {
-		cells := []string{r.Scenario, shortName(r.Exporter)}
+		cells := []string{r.Scenario, shortName(r.Exporter), strconv.Itoa(r.Runs)}
 		for _, c := range columns {
 			cells = append(cells, cell(r, c.key, c.prec, c.pct))
 		}
@@ -250,13 +256,18 @@ func fleetMedians(runs []scenario.FleetFigures) []medianRow {
 
 func printFleetTable(w io.Writer, rows []medianRow) {
 	fmt.Fprintf(w, "Fleet: medians of %d run(s) per exporter; ours ÷ core: the median of the ratios of the pairs\n\n", rows[0].Runs)
-	heads := []string{"exporter"}
+	writeFleetTable(w, rows)
+}
+
+// writeFleetTable writes the fleet's medians and ratios as Markdown.
+func writeFleetTable(w io.Writer, rows []medianRow) {
+	heads := []string{"exporter", "runs"}
 	for _, c := range fleetColumns {
 		heads = append(heads, c.head)
 	}
 	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(heads, " | "), strings.Repeat("---|", len(heads)))
 	for _, r := range rows {
-		cells := []string{shortName(r.Exporter)}
+		cells := []string{shortName(r.Exporter), strconv.Itoa(r.Runs)}
 		for _, c := range fleetColumns {
 			cells = append(cells, cell(r, c.key, c.prec, c.pct))
 		}

@@ -168,3 +168,39 @@ func TestReadmeConfigExamples(t *testing.T) {
 		assert.True(t, usesExporter, where("no pipeline uses otlp_http_retry"))
 	}
 }
+
+// TestReadmeLayoutNamesEveryFile: the README's layout table names every
+// Go file (tests aside) of the component and of retry/, and every
+// directory of cmd/ and internal/, so that a reader finds where each part
+// lives.
+func TestReadmeLayoutNamesEveryFile(t *testing.T) {
+	md := string(readReadme(t))
+	start := strings.Index(md, "## Layout")
+	require.GreaterOrEqual(t, start, 0, "README.md has no Layout section")
+	layout := md[start:]
+	if end := strings.Index(layout[1:], "\n## "); end >= 0 {
+		layout = layout[:end+1]
+	}
+	var want []string
+	for _, dir := range []string{".", "retry"} {
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		for _, e := range entries {
+			if strings.HasSuffix(e.Name(), ".go") && !strings.HasSuffix(e.Name(), "_test.go") {
+				want = append(want, "`"+e.Name()+"`")
+			}
+		}
+	}
+	for _, dir := range []string{"cmd", "internal"} {
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		for _, e := range entries {
+			if e.IsDir() {
+				want = append(want, "`"+dir+"/"+e.Name()+"`")
+			}
+		}
+	}
+	for _, name := range want {
+		assert.Contains(t, layout, name, "README.md's Layout table does not name %s", name)
+	}
+}

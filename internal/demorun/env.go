@@ -95,11 +95,6 @@ func (e *Env) Stop() (time.Duration, error) {
 	return d, errors.Join(errs...)
 }
 
-// Health returns healthcheckv2's status code and body.
-func (e *Env) Health(ctx context.Context) (int, []byte, error) {
-	return HTTPGet(ctx, e.Config.HealthURL())
-}
-
 // Scrape reads the collector's Prometheus endpoint.
 func (e *Env) Scrape(ctx context.Context) (Metrics, error) {
 	return Scrape(ctx, e.Config.MetricsURL())

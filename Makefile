@@ -8,6 +8,8 @@
 #   make demo             build the collector, then run the throttling demo
 #   make test             tidy check, gofmt check, go vet, golangci-lint, unit tests (race), e2e tests, benchmark smoke
 #   make lint             golangci-lint (installed at the pinned version when missing)
+#   make monitoring       render monitoring/ (rules, dashboard) and plot docs/monitoring-dashboard.png from the stored run
+#   make monitoring-record  run the kit against a real Prometheus and store docs/monitoring-run.json, then plot it
 
 GO              ?= go
 GOPATH_BIN      := $(shell $(GO) env GOPATH)/bin
@@ -25,7 +27,7 @@ CORE_BIN        := $(CURDIR)/build/otelcol-core/otelcol-core
 BENCH_FLAGS     ?=
 GO_FILES         = $(shell find . -name '*.go' -not -path './build/*' -not -path './.git/*')
 
-.PHONY: bench-go docs-figures install-benchstat all build-collector build-core-collector install-builder install-golangci-lint demo test tidy-check fmt-check vet lint unit-test e2e-test bench-scenarios bench-smoke clean
+.PHONY: check-prometheus monitoring monitoring-record bench-go docs-figures install-benchstat all build-collector build-core-collector install-builder install-golangci-lint demo test tidy-check fmt-check vet lint unit-test e2e-test bench-scenarios bench-smoke clean
 
 all: test
 
@@ -93,7 +95,28 @@ docs-figures:
 demo: build-collector
 	$(GO) run ./cmd/demo -collector $(OTELCOL_BIN)
 
-test: tidy-check fmt-check vet lint unit-test e2e-test bench-smoke
+test: check-prometheus tidy-check fmt-check vet lint unit-test e2e-test bench-smoke
+
+# The monitoring kit's tests (promtool test rules, the dashboard's queries,
+# TestMonitoringKit) need Prometheus's server and promtool. .ci/run installs
+# them; make test fails here, saying how, rather than skip those tests.
+check-prometheus:
+	@if ! command -v prometheus >/dev/null 2>&1 || ! command -v promtool >/dev/null 2>&1; then \
+		echo "make test needs prometheus and promtool (the monitoring kit's tests): apt-get install -y --no-install-recommends prometheus"; \
+		exit 1; \
+	fi
+
+# The kit's shipped files from internal/monitoring, and the PNG of the
+# stored run's panels (docs/monitoring.md).
+monitoring:
+	$(GO) run ./cmd/monitoringkit write -dir monitoring
+	$(GO) run ./cmd/monitoringkit plot -in docs/monitoring-run.json -out docs/monitoring-dashboard.png
+
+# TestMonitoringKit against a real Prometheus, stored in docs/, then plotted.
+monitoring-record: check-prometheus build-collector
+	MONITORING_RECORD=$(CURDIR)/docs/monitoring-run.json OTELCOL_BIN=$(OTELCOL_BIN) \
+		$(GO) test -count=1 -timeout 10m -tags e2e -run TestMonitoringKit -v ./internal/e2e/
+	$(MAKE) monitoring
 
 # go.mod and go.sum must be what `go mod tidy` makes of them. -diff changes
 # nothing: it prints what tidy would change and fails if that is anything.

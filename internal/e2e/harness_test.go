@@ -76,10 +76,14 @@ exporters:
     unauthorized:
       probe_interval: {{ .ProbeInterval }}
 {{- end }}
+{{- if .MaxInterval }}
+    backoff:
+      max_interval: {{ .MaxInterval }}
+{{- end }}
     sending_queue:
       enabled: true
       num_consumers: {{ .NumConsumers }}
-      queue_size: 1000
+      queue_size: {{ .QueueSize }}
 {{- if .Storage }}
       storage: file_storage
 {{- end }}
@@ -122,6 +126,16 @@ type scenario struct {
 	// accepted is then in the exporter's queue (the batch processor holds
 	// up to its timeout's worth in memory).
 	NoBatchProcessor bool
+	// QueueSize is sending_queue::queue_size (default 1000).
+	QueueSize int
+	// MaxInterval is backoff::max_interval (the longest outage probe
+	// interval); 0 leaves it unset.
+	MaxInterval time.Duration
+	// Serve, when set, is what the harness serves as the backend, on a
+	// port of its own, instead of starting Backend (whose Down and Up then
+	// do nothing to the exporter's endpoint): a handler that answers with
+	// Backend's Handler, or with another's, as the test's script says.
+	Serve func(*demobackend.Backend) http.Handler
 }
 
 // templateData fills scenarioTemplate.
@@ -155,9 +169,25 @@ func newHarness(t *testing.T, backend demobackend.Config, sc scenario) *harness 
 	if sc.LogLevel == "" {
 		sc.LogLevel = "info"
 	}
+	if sc.QueueSize == 0 {
+		sc.QueueSize = 1000
+	}
 	h := &harness{t: t, sc: sc, dir: t.TempDir(), Backend: demobackend.New(backend)}
-	if err := h.Backend.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
+	backendURL := ""
+	if sc.Serve == nil {
+		if err := h.Backend.Start("127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+		backendURL = h.Backend.URL()
+	} else {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := &http.Server{Handler: sc.Serve(h.Backend), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		t.Cleanup(func() { _ = srv.Close() })
+		backendURL = "http://" + ln.Addr().String()
 	}
 	addrs, err := demorun.FreeAddrs(3)
 	if err != nil {
@@ -173,7 +203,7 @@ func newHarness(t *testing.T, backend demobackend.Config, sc scenario) *harness 
 		ReceiverEndpoint: addrs[0],
 		HealthEndpoint:   addrs[1],
 		MetricsPort:      metricsPort,
-		BackendURL:       h.Backend.URL(),
+		BackendURL:       backendURL,
 		StorageDir:       filepath.Join(h.dir, "storage"),
 	}
 	tmpl := template.Must(template.New("collector.yaml").Option("missingkey=error").

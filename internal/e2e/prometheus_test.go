@@ -79,12 +79,12 @@ func startPrometheus(ctx context.Context, t *testing.T, bin, dir, rulesPath stri
 		t.Fatal(err)
 	}
 	targets := filepath.Join(dir, "targets")
-	if err := os.MkdirAll(targets, 0o755); err != nil {
+	if err = os.MkdirAll(targets, 0o750); err != nil {
 		t.Fatal(err)
 	}
 	cfgPath := filepath.Join(dir, "prometheus.yml")
 	cfg := fmt.Sprintf(promConfig, scrape, scrape, eval, rulesPath, targets)
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+	if err = os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	out, err := exec.Command(bin, "--version").CombinedOutput()

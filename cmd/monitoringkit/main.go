@@ -9,6 +9,7 @@
 //	monitoringkit write [-dir monitoring]     both shipped files, with the default thresholds
 //	monitoringkit plot -in run.json -out dashboard.png
 //	                                          the dashboard's panels of a stored run, as a PNG
+//	monitoringkit table -in run.json          the stored run's alert timings, for docs/monitoring.md
 //
 // `make monitoring` runs write and plot for the repository's files.
 package main
@@ -37,6 +38,7 @@ const usage = `usage:
   monitoringkit dashboard                    Grafana dashboard JSON to stdout
   monitoringkit write [-dir monitoring]      both files with the default thresholds
   monitoringkit plot -in run.json -out dashboard.png
+  monitoringkit table -in run.json
 thresholds: ` + "%s"
 
 // setFlags collects repeated -set name=value.
@@ -85,6 +87,16 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	case "write":
 		return monitoring.WriteShipped(*dir)
+	case "table":
+		if *in == "" {
+			return errors.New("table needs -in <stored run JSON>")
+		}
+		rec, err := monitoring.ReadRun(*in)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "From the stored run [`docs/monitoring-run.json`](monitoring-run.json) (%s):\n\n%s", rec.Stamp(), monitoring.AlertTable(rec))
+		return err
 	case "plot":
 		if *in == "" || *out == "" {
 			return errors.New("plot needs -in <stored run JSON> and -out <PNG>")

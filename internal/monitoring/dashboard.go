@@ -173,11 +173,11 @@ func Rows() []Row {
 				},
 			},
 			{
-				Title:       "Paced share",
-				Description: "Pacer waits per attempt (recording rule otlphttpretry:paced_share:ratio_rate).",
-				Unit:        "percentunit",
+				Title:       "Pacer waits per attempt",
+				Description: "How many times the pacer held a request back, per attempt (recording rule otlphttpretry:pacer_waits_per_attempt:ratio_rate): near 1 when nearly every request waits for the pace; above 1 when refusals void booked slots and requests are paced again.",
+				Unit:        "short",
 				Targets: []Target{{
-					Expr:   `otlphttpretry:paced_share:ratio_rate{` + sel + `}`,
+					Expr:   `otlphttpretry:pacer_waits_per_attempt:ratio_rate{` + sel + `}`,
 					Legend: ident,
 				}},
 			},

@@ -380,6 +380,11 @@ func TestStoredRun(t *testing.T) {
 		assert.Equal(t, p.Title, rec.Panels[i].Title)
 	}
 
+	md, err := os.ReadFile(filepath.Join(repo, "docs", "monitoring.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "From the stored run [`docs/monitoring-run.json`](monitoring-run.json) ("+rec.Stamp()+"):\n\n"+AlertTable(rec),
+		"docs/monitoring.md's alert table is not the stored run's: paste `go run ./cmd/monitoringkit table -in docs/monitoring-run.json`")
+
 	png := filepath.Join(t.TempDir(), "dashboard.png")
 	require.NoError(t, PlotRun(rec, png))
 	got, err := os.ReadFile(png)

@@ -87,7 +87,7 @@ func panelPlot(p PanelSeries, events []Event, end float64) (*plot.Plot, error) {
 	pl := plot.New()
 	pl.Title.Text = p.Title
 	pl.Title.TextStyle.Font.Size = vg.Points(11)
-	pl.X.Label.Text = "s"
+	pl.X.Label.Text = "seconds since the scenario started"
 	pl.X.Min, pl.X.Max = 0, max(end, 1)
 	pl.Y.Min = 0
 	pl.Y.Label.Text = unitLabel(p.Unit)

@@ -125,3 +125,24 @@ func Legend(format string, labels map[string]string) string {
 	}
 	return out
 }
+
+// AlertTable is the stored run's alerts as the Markdown table
+// docs/monitoring.md shows (a test keeps the two equal).
+func AlertTable(r Run) string {
+	var b strings.Builder
+	b.WriteString("| Alert | Scenario | Condition showed (s into the run) | Fired after it (s) | Bound (s) | Resolved after the trouble ended (s) |\n")
+	b.WriteString("|---|---|---|---|---|---|\n")
+	for _, a := range r.Alerts {
+		name := "`" + a.Alert + "`"
+		if reason, ok := a.Labels["reason"]; ok {
+			name += " (`" + reason + "`)"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %.1f | %.1f | %.0f | %.1f |\n", name, a.Scenario, a.Onset, a.Fired, a.Bound, a.Resolved)
+	}
+	return b.String()
+}
+
+// Stamp is how the stored run was made, as docs/monitoring.md cites it.
+func (r Run) Stamp() string {
+	return fmt.Sprintf("`%s`; commit %s, %s, %s, %s", r.Command, r.Commit, r.Date, r.Machine, r.Prometheus)
+}

@@ -321,9 +321,9 @@ func TestDashboardQueriesParse(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o600))
 	out, err := runPromtool(t, "check", "rules", path)
 	if err != nil {
-		// promtool names the failing rule by its index; say which panel it is.
+		// promtool names the failing rule; say which panel each one is.
 		for i, n := range names {
-			out = strings.ReplaceAll(out, fmt.Sprintf("%d:", i+1), fmt.Sprintf("%d (%s):", i+1, n))
+			out += fmt.Sprintf("\ndashboard_query_%d: %s", i+1, n)
 		}
 	}
 	require.NoError(t, err, "promtool check rules on the dashboard's queries:\n%s", out)

@@ -144,5 +144,5 @@ func AlertTable(r Run) string {
 
 // Stamp is how the stored run was made, as docs/monitoring.md cites it.
 func (r Run) Stamp() string {
-	return fmt.Sprintf("`%s`; commit %s, %s, %s, %s", r.Command, r.Commit, r.Date, r.Machine, r.Prometheus)
+	return fmt.Sprintf("%#q; commit %s, %s, %s, %s", r.Command, r.Commit, r.Date, r.Machine, r.Prometheus)
 }

@@ -4,15 +4,24 @@
 package otlphttpretry
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/config/configopaque"
+
+	"github.com/otlphttpretry/otlphttpretry/retry/retrytest"
 )
 
 // The credential of these tests: mixed case, with characters that escape.
@@ -152,4 +161,45 @@ func FuzzScrubber(f *testing.F) {
 		}
 		assertNoPieceOf(t, got, secret)
 	})
+}
+
+// TestNoTransformedCredentialInAnyOutput: a backend that answers 400 with
+// the configured key in each transformed form of the table above: no form
+// reaches the returned errors, the log, the spans or the status events.
+func TestNoTransformedCredentialInAnyOutput(t *testing.T) {
+	forms := []string{
+		strings.ToLower(scrubKey), strings.ToUpper(scrubKey), scrubKey[:12], scrubKey[len(scrubKey)-12:],
+		base64.StdEncoding.EncodeToString([]byte(scrubKey)), escapeEach(scrubKey, `\u%04x`),
+		escapeEach(scrubKey, "%%%02X"), escapeEach(scrubKey, "&#%d;"), scrubKey[:10] + "<b></b>" + scrubKey[10:],
+	}
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = fmt.Fprintf(w, "invalid key %s", forms[int(n.Add(1)-1)%len(forms)])
+	}))
+	t.Cleanup(srv.Close)
+	cfg := testConfig(srv.URL)
+	cfg.ClientConfig.Headers.Set("X-Api-Key", configopaque.String(scrubKey))
+	host := &errHost{extHost: extHost{Host: componenttest.NewNopHost()}}
+	h := startTracesOnHost(t, cfg, retrytest.NewAutoClock(start), host)
+
+	var texts []string
+	for range forms {
+		err := h.exp.ConsumeTraces(context.Background(), spans("a", 1))
+		require.Error(t, err)
+		texts = append(texts, err.Error(), fmt.Sprintf("%+v", err))
+	}
+	require.NotEmpty(t, h.logs.FilterMessageSnippet("Dropped a batch").All())
+	for _, e := range h.logs.All() {
+		texts = append(texts, entryText(e))
+	}
+	for _, s := range h.tel.SpanRecorder.Ended() {
+		texts = append(texts, spanText(s))
+	}
+	texts = append(texts, host.reported()...)
+	for _, text := range texts {
+		assertNoPieceOf(t, text, scrubKey)
+	}
 }

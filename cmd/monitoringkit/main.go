@@ -95,7 +95,7 @@ func run(args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		_, err = fmt.Fprintf(stdout, "From the stored run [`docs/monitoring-run.json`](monitoring-run.json) (%s):\n\n%s", rec.Stamp(), monitoring.AlertTable(rec))
+		_, err = fmt.Fprintf(stdout, "From the stored run [`docs/monitoring-run.json`](monitoring-run.json) (%s):\n\n%s\n%s", rec.Stamp(), monitoring.AlertTable(rec), monitoring.CoverageLine(rec))
 		return err
 	case "plot":
 		if *in == "" || *out == "" {

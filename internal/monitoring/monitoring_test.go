@@ -382,8 +382,41 @@ func TestStoredRun(t *testing.T) {
 
 	md, err := os.ReadFile(filepath.Join(repo, "docs", "monitoring.md"))
 	require.NoError(t, err)
-	assert.Contains(t, string(md), "From the stored run [`docs/monitoring-run.json`](monitoring-run.json) ("+rec.Stamp()+"):\n\n"+AlertTable(rec),
+	assert.Contains(t, string(md), "From the stored run [`docs/monitoring-run.json`](monitoring-run.json) ("+rec.Stamp()+"):\n\n"+AlertTable(rec)+"\n"+CoverageLine(rec),
 		"docs/monitoring.md's alert table is not the stored run's: paste `go run ./cmd/monitoringkit table -in docs/monitoring-run.json`")
+
+	// The kit's share of make test, as measured and stored.
+	var cost struct {
+		Commit string `json:"commit"`
+		Pairs  []struct {
+			With    float64 `json:"with_kit_s"`
+			Without float64 `json:"without_kit_s"`
+		} `json:"e2e_pairs"`
+		Unit    float64 `json:"unit_s"`
+		Install struct {
+			Seconds  float64 `json:"seconds"`
+			Packages int     `json:"packages"`
+		} `json:"prometheus_install"`
+	}
+	data, err := os.ReadFile(filepath.Join(repo, "docs", "monitoring-cost.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &cost))
+	require.Len(t, cost.Pairs, 2)
+	lo, hi := cost.Pairs[0].With-cost.Pairs[0].Without, cost.Pairs[1].With-cost.Pairs[1].Without
+	if lo > hi {
+		lo, hi = hi, lo
+	}
+	assert.Less(t, hi+cost.Unit, 120.0, "the kit adds at most 2 minutes to make test")
+	text := strings.Join(strings.Fields(string(md)), " ")
+	for _, want := range []string{
+		"commit " + cost.Commit,
+		fmt.Sprintf("took %.1f s and %.1f s with `TestMonitoringKit` and %.1f s and %.1f s without it", cost.Pairs[0].With, cost.Pairs[1].With, cost.Pairs[0].Without, cost.Pairs[1].Without),
+		fmt.Sprintf("adds %.0f to %.0f s", lo, hi),
+		fmt.Sprintf("take %.1f s", cost.Unit),
+		fmt.Sprintf("took %.1f s (%d packages)", cost.Install.Seconds, cost.Install.Packages),
+	} {
+		assert.Contains(t, text, want, "docs/monitoring.md, the kit's share of make test: not docs/monitoring-cost.json's figure")
+	}
 
 	png := filepath.Join(t.TempDir(), "dashboard.png")
 	require.NoError(t, PlotRun(rec, png))

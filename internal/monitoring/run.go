@@ -146,3 +146,21 @@ func AlertTable(r Run) string {
 func (r Run) Stamp() string {
 	return fmt.Sprintf("%#q; commit %s, %s, %s, %s", r.Command, r.Commit, r.Date, r.Machine, r.Prometheus)
 }
+
+// CoverageLine says, from the stored run, that every dashboard query
+// returned data, and names the queries that did so in one scenario only.
+func CoverageLine(r Run) string {
+	var single []string
+	for _, c := range r.PanelData {
+		if len(c.Scenarios) == 0 {
+			return fmt.Sprintf("The panel %q returned no data in any scenario.\n", c.Panel)
+		}
+		if len(c.Scenarios) == 1 {
+			item := fmt.Sprintf("%q (%s)", c.Panel, c.Scenarios[0])
+			if !slices.Contains(single, item) {
+				single = append(single, item)
+			}
+		}
+	}
+	return fmt.Sprintf("Every dashboard query returned data in at least one scenario; these in one only: %s.\n", strings.Join(single, ", "))
+}

@@ -39,8 +39,10 @@ package main
 //	gobench FILE                   the Go micro-benchmarks (cmd/benchjson's JSON)
 //
 // FILES is one JSON file of docs/ or several, comma-separated, whose runs
-// are taken together. SELECTOR is scenario/exporter/field[/key=value…]:
-// the scenario's name ("fleet" for the fleet's runs), ours, core or ratio
+// are taken together. SELECTOR is scenario|exporter|field[|key=value…]
+// (with "|" between the parts, as a scenario's name may hold "/"; "/" is
+// read the same when the name has none): the scenario's name or a
+// path.Match pattern of names ("fleet" for the fleet's runs), ours, core or ratio
 // (the ratio ours ÷ core of each pair: the two runs of the same run number),
 // a field of the JSON's runs, and filters on other fields (encode_at=auto).
 // STAT is median, min, max, range ("a–b"), rangen ("a–b over N runs"),
@@ -55,6 +57,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -248,7 +251,11 @@ var pairKeys = []string{"run", "pair", "round"}
 
 // value renders one figure: STAT of the field over the runs SELECTOR picks.
 func (r *figureRenderer) value(files []string, selector, stat, format string) (string, error) {
-	sel := strings.Split(selector, "/")
+	sep := "/"
+	if strings.Contains(selector, "|") {
+		sep = "|" // a scenario name of the limiter matrix holds "/"
+	}
+	sel := strings.Split(selector, sep)
 	if len(sel) < 3 {
 		return "", errors.New("selector wants scenario/exporter/field")
 	}
@@ -276,7 +283,7 @@ func (r *figureRenderer) value(files []string, selector, stat, format string) (s
 		list, _ := doc[key].([]any)
 		for _, item := range list {
 			run, _ := item.(map[string]any)
-			if scen != "fleet" && str(run["scenario"]) != scen || !matches(run, filters) {
+			if scen != "fleet" && !scenarioMatches(scen, str(run["scenario"])) || !matches(run, filters) {
 				continue
 			}
 			v, ok := run[field].(float64)
@@ -373,6 +380,14 @@ func (r *figureRenderer) value(files []string, selector, stat, format string) (s
 		return fmt.Sprintf("%d of %d", n, len(xs)), nil
 	}
 	return "", fmt.Errorf("stat %q: want median, min, max, range, rangen, list, n, iqr or ge=X", stat)
+}
+
+// scenarioMatches reports whether a run's scenario is the selector's, or
+// matches it as a pattern (path.Match: "gcra/*/*/*" is every GCRA cell of
+// the limiter matrix).
+func scenarioMatches(pattern, name string) bool {
+	ok, err := path.Match(pattern, name)
+	return pattern == name || ok && err == nil
 }
 
 func matches(run map[string]any, filters map[string]string) bool {

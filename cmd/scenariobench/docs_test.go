@@ -64,6 +64,11 @@ func TestDocFiguresRewrite(t *testing.T) {
 	assert.Contains(t, text, "`<!-- fig command r.json -->scenariobench -runs 2<!-- /fig -->`")
 	assert.Contains(t, text, "| healthy | ours | 3 | 300 |")
 	assert.Contains(t, text, "| healthy | **ours ÷ core, median of pairs** | 3 | 2.00 |")
+
+	r := &figureRenderer{dir: filepath.Join(root, "docs"), cache: map[string]map[string]any{}}
+	got2, err := r.render("v r.json heal*|ours|items_per_second max f0")
+	require.NoError(t, err)
+	assert.Equal(t, "400", got2, "a pattern of scenarios, with | between the selector's parts")
 	assert.True(t, strings.HasSuffix(text, "<!-- /fig -->\nend\n"), text)
 
 	diffs, err = renderDocFigures(root, false)

@@ -343,17 +343,14 @@ func (r *figureRenderer) value(files []string, selector, stat, format string) (s
 			return "", err
 		}
 		hi, _ := fmtv(scenario.Median(sorted[len(sorted)-half:]))
-		return lo + "–" + hi, nil
+		return joinRange(lo, hi), nil
 	case "range", "rangen":
 		lo, err := fmtv(slices.Min(xs))
 		if err != nil {
 			return "", err
 		}
 		hi, _ := fmtv(slices.Max(xs))
-		s := lo + "–" + hi
-		if lo == hi {
-			s = lo
-		}
+		s := joinRange(lo, hi)
 		if stat == "rangen" {
 			s += fmt.Sprintf(" over %d runs", len(xs))
 		}
@@ -388,6 +385,20 @@ func (r *figureRenderer) value(files []string, selector, stat, format string) (s
 func scenarioMatches(pattern, name string) bool {
 	ok, err := path.Match(pattern, name)
 	return pattern == name || ok && err == nil
+}
+
+// joinRange writes lo–hi with their unit once: "30.4–32.6 %", or one
+// figure when both are the same.
+func joinRange(lo, hi string) string {
+	if lo == hi {
+		return lo
+	}
+	for _, unit := range []string{" %", " k", " µs", " % more", " % less"} {
+		if strings.HasSuffix(lo, unit) && strings.HasSuffix(hi, unit) {
+			return strings.TrimSuffix(lo, unit) + "–" + hi
+		}
+	}
+	return lo + "–" + hi
 }
 
 func matches(run map[string]any, filters map[string]string) bool {
@@ -583,7 +594,7 @@ func (r *figureRenderer) goBenchValue(file, sel, unit, stat, format string) (str
 			return "", err
 		}
 		hi, _ := formatFigure(slices.Max(xs), format)
-		return lo + "–" + hi, nil
+		return joinRange(lo, hi), nil
 	}
 	return "", fmt.Errorf("stat %q: want median, range or n", stat)
 }

@@ -98,9 +98,17 @@ demo: build-collector
 test: check-prometheus tidy-check fmt-check vet lint unit-test e2e-test bench-smoke
 
 # The monitoring kit's tests (promtool test rules, the dashboard's queries,
-# TestMonitoringKit) need Prometheus's server and promtool. .ci/run installs
-# them; make test fails here, saying how, rather than skip those tests.
+# TestMonitoringKit) need Prometheus's server and promtool (Debian's
+# prometheus package; it starts no service in a container). make installs
+# them when they are missing, as it installs ocb and golangci-lint; where it
+# cannot (no apt-get, not root), it fails saying how rather than skip them.
 check-prometheus:
+	@if ! command -v prometheus >/dev/null 2>&1 || ! command -v promtool >/dev/null 2>&1; then \
+		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+			echo "installing Debian's prometheus package (prometheus, promtool) for the monitoring kit's tests"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; \
+		fi; \
+	fi
 	@if ! command -v prometheus >/dev/null 2>&1 || ! command -v promtool >/dev/null 2>&1; then \
 		echo "make test needs prometheus and promtool (the monitoring kit's tests): apt-get install -y --no-install-recommends prometheus"; \
 		exit 1; \

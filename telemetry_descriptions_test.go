@@ -53,12 +53,12 @@ var metricDescriptions = map[string]struct {
 		[]string{"TestGaugesFollowTheWindowAndBackoff", "TestTelemetryUnauthorizedHold"},
 	},
 	"otlp_http_retry_pacing_ceiling": {
-		"The ceiling the destination's pacer learned: what the backend accepted between its last two refusals (after a window that taught nothing, the slow start's first pace), in items per second; 0 while the destination is unlimited.",
-		[]string{"TestTelemetryPacingGauges"},
+		"The pace the destination's pacer set at its last cut, in items per second: after a refusal with Retry-After, what the backend accepted between its last two refusals (at most 60 % of the pace of the moment); after a refusal without a hint, 5 % below the rate the backend accepted (grossed up by the share it refuses whatever the pace); after a window that taught nothing, the slow start's first pace; 0 while the destination is unlimited.",
+		[]string{"TestTelemetryPacingGauges", "TestTelemetryPacingGaugesAfterABare429"},
 	},
 	"otlp_http_retry_pacing_rate": {
-		"The pace requests to the destination leave at now, in items per second: the ceiling after a refusal, then growing past it; 0 while the destination is unlimited.",
-		[]string{"TestTelemetryPacingGauges"},
+		"The pace requests to the destination leave at now, in items per second: the ceiling at a cut, then growing (after a refusal without a hint, back to the rate the backend accepted within a few seconds, then past it); 0 while the destination is unlimited.",
+		[]string{"TestTelemetryPacingGauges", "TestTelemetryPacingGaugesAfterABare429"},
 	},
 	"otlp_http_retry_pacing_wait_seconds": {
 		"Waits the pacer imposed on a request before it left, by why.",

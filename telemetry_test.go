@@ -653,3 +653,30 @@ func TestTelemetryPacingGauges(t *testing.T) {
 	metadatatest.AssertEqualOtlpHTTPRetryPacingCeiling(t, h.tel, []metricdata.DataPoint[float64]{h.gaugeF(30)}, telOpts...)
 	metadatatest.AssertEqualOtlpHTTPRetryPacingRate(t, h.tel, []metricdata.DataPoint[float64]{h.gaugeF(ceiling*(1+0.005*seconds*seconds) + 0.15*3*seconds)}, telOpts...)
 }
+
+// TestTelemetryPacingGaugesAfterABare429: a 429 without Retry-After after
+// requests were accepted sets the pace 5 % below the rate requests went
+// at, and the pace climbs back towards the rate the backend accepted.
+func TestTelemetryPacingGaugesAfterABare429(t *testing.T) {
+	ok := reply(http.StatusOK)
+	script := []func(http.ResponseWriter){ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, reply(http.StatusTooManyRequests), ok}
+	srv := newBackend(t, script...)
+	clock := retrytest.NewClock(start)
+	h := startTracesWithID(t, testConfig(srv.URL), clock)
+	for range 10 {
+		require.NoError(t, h.consume(3))
+		clock.Advance(100 * time.Millisecond)
+	}
+	done := make(chan error, 1)
+	go func() { done <- h.consume(3) }()
+	require.True(t, clock.WaitForTimers(1, 10*time.Second), "the refused payload waits for its paced slot")
+	// 11 requests of 3 spans went in the second since the first was
+	// accepted: 33 spans a second; 5 % below (computed as the pacer does,
+	// in float64).
+	below, sent := 1-0.05, 33.0
+	metadatatest.AssertEqualOtlpHTTPRetryPacingCeiling(t, h.tel, []metricdata.DataPoint[float64]{h.gaugeF(below * sent)}, telOpts...)
+	metadatatest.AssertEqualOtlpHTTPRetryPacingRate(t, h.tel, []metricdata.DataPoint[float64]{h.gaugeF(below * sent)}, telOpts...)
+	clock.Advance(time.Second)
+	require.NoError(t, <-done)
+	metadatatest.AssertEqualOtlpHTTPRetryPacingCeiling(t, h.tel, []metricdata.DataPoint[float64]{h.gaugeF(below * sent)}, telOpts...)
+}

@@ -93,7 +93,7 @@ func (l *Loop) RunItems(ctx context.Context, items int, send SendFunc) Outcome {
 	var s State
 	var last Response
 	for {
-		pass, err := l.acquire(waitCtx, &s, items)
+		pass, inFlight, err := l.acquire(waitCtx, &s, items)
 		if errors.Is(err, errRepass) {
 			continue
 		}
@@ -109,7 +109,7 @@ func (l *Loop) RunItems(ctx context.Context, items int, send SendFunc) Outcome {
 			return l.interrupted(ctx, s.Attempts, last, err)
 		}
 		var d Decision
-		s, d = l.attempt(ctx, s, pass, items, send)
+		s, d = l.attempt(ctx, s, pass, inFlight, items, send)
 		last = d.response
 		switch d.Next {
 		case NextDeliver:
@@ -144,8 +144,9 @@ func (l *Loop) afterStop(ctx context.Context, attempts int, last Response) Outco
 var errRepass = errors.New("the gate holds again or the pace changed: pass it again")
 
 // acquire waits at the gate within the payload's deadline for the hold,
-// then for the slot the pacer gives it.
-func (l *Loop) acquire(ctx context.Context, s *State, items int) (Pass, error) {
+// then for the slot the pacer gives it. It returns how many requests are
+// in flight with this one, itself included (0 without a pacer).
+func (l *Loop) acquire(ctx context.Context, s *State, items int) (Pass, int, error) {
 	blocked := false
 	pass, err := l.gate.Acquire(ctx, func(reason HoldReason, now time.Time) time.Time {
 		dl, _ := l.policy.gateDeadline(s, reason, now)
@@ -155,35 +156,41 @@ func (l *Loop) acquire(ctx context.Context, s *State, items int) (Pass, error) {
 		l.waiting.Add(-1)
 	}
 	if err != nil || l.pacer == nil {
-		return pass, err
+		return pass, 0, err
 	}
 	if err := l.paceWait(ctx, pass, l.pacer.Reserve(l.clock.Now(), items)); err != nil {
-		return Pass{}, err
+		return Pass{}, 0, err
 	}
 	for {
 		now := l.clock.Now()
 		slot := l.pacer.Depart(now)
 		if !slot.At.After(now) {
-			return pass, nil
+			return pass, slot.InFlight, nil
 		}
 		if err := l.paceWait(ctx, pass, slot); err != nil {
-			return Pass{}, err
+			return Pass{}, 0, err
 		}
 	}
 }
 
-// paceWait waits for slot. A payload that is not the gate's probe goes
-// back to the gate (errRepass) when, meanwhile, the gate began to hold or a
+// paceWait waits for slot (or, for a slot with an Answered channel, for
+// the next answer). A payload that is not the gate's probe goes back to
+// the gate (errRepass) when, meanwhile, the gate began to hold or a
 // refusal voided the slot.
 func (l *Loop) paceWait(ctx context.Context, pass Pass, slot Slot) error {
 	now := l.clock.Now()
 	if !slot.At.After(now) {
 		return nil
 	}
-	l.observe(ctx, Event{Kind: EventPaced, Paced: slot.Source, Decision: Decision{Delay: slot.At.Sub(now), Until: slot.At}})
+	if slot.Answered == nil {
+		l.observe(ctx, Event{Kind: EventPaced, Paced: slot.Source, Decision: Decision{Delay: slot.At.Sub(now), Until: slot.At}})
+	}
 	l.waiting.Add(1)
-	err := Sleep(ctx, l.clock, slot.At.Sub(now))
+	err := sleepOrAnswer(ctx, l.clock, slot.At.Sub(now), slot.Answered)
 	l.waiting.Add(-1)
+	if slot.Answered != nil {
+		l.observe(ctx, Event{Kind: EventPaced, Paced: slot.Source, Decision: Decision{Delay: l.clock.Now().Sub(now), Until: slot.At}})
+	}
 	if err != nil {
 		l.gate.Report(pass, false, HoldNone, time.Time{})
 		return err
@@ -197,10 +204,27 @@ func (l *Loop) paceWait(ctx context.Context, pass Pass, slot Slot) error {
 	return nil
 }
 
+// sleepOrAnswer is Sleep that also ends when answered (if not nil) is
+// closed.
+func sleepOrAnswer(ctx context.Context, clock Clock, d time.Duration, answered <-chan struct{}) error {
+	if answered == nil {
+		return Sleep(ctx, clock, d)
+	}
+	ch, stop := clock.After(d)
+	defer stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-ch:
+	case <-answered:
+	}
+	return nil
+}
+
 // attempt sends once, decides, tells the gate and reports. After Stop, or
 // when the caller cancelled the attempt, no retry is scheduled and the gate
 // is told nothing but a success: the Decision's Next is nextInterrupted.
-func (l *Loop) attempt(ctx context.Context, s State, pass Pass, items int, send SendFunc) (State, Decision) {
+func (l *Loop) attempt(ctx context.Context, s State, pass Pass, inFlight, items int, send SendFunc) (State, Decision) {
 	started := l.clock.Now()
 	resp := send(ctx, s.Attempts+1)
 	now := l.clock.Now()
@@ -212,6 +236,9 @@ func (l *Loop) attempt(ctx context.Context, s State, pass Pass, items int, send 
 		e.ParseDuration = l.clock.Now().Sub(now)
 	}
 	a.Successes = l.gate.successCount()
+	if resp.Status == http.StatusTooManyRequests || backendAnswer(resp.Status) {
+		a.AcceptedLately = l.pacer.AcceptedLately(now)
+	}
 	s, d := l.policy.Decide(s, a)
 	if l.pacer != nil {
 		var rl RateLimit
@@ -225,9 +252,9 @@ func (l *Loop) attempt(ctx context.Context, s State, pass Pass, items int, send 
 		case resp.Status == 0:
 			l.pacer.Unanswered()
 		case d.Action == ActionSuccess:
-			e.QuotaDistrusted = l.pacer.Accepted(now, items, rl)
-		case d.Throttled:
-			l.pacer.Refused(now, started, items, pass.Probe, rl)
+			e.QuotaDistrusted = l.pacer.Accepted(now, items, inFlight, rl)
+		case d.Throttled || d.Path == PathPace:
+			l.pacer.Refused(Refusal{At: now, Sent: started, Items: items, Probe: pass.Probe, Bare: !a.RetryAfter.Usable(), Shed: resp.Status != http.StatusTooManyRequests, InFlight: inFlight}, rl)
 		default:
 			l.pacer.Observed(now, rl)
 		}
@@ -282,7 +309,7 @@ func (l *Loop) drain(ctx context.Context, items int, send SendFunc) Outcome {
 	if reason, _ := l.gate.State(); reason != HoldNone || l.drainBad.Load() {
 		return l.interrupted(ctx, 0, Response{}, errors.New("exporter shutting down; the destination is failing or held, so no attempt was made"))
 	}
-	s, d := l.attempt(ctx, State{}, Pass{Successes: l.gate.successCount()}, items, send)
+	s, d := l.attempt(ctx, State{}, Pass{Successes: l.gate.successCount()}, 0, items, send)
 	switch d.Next {
 	case NextDeliver:
 		return Outcome{Kind: Delivered, Attempts: s.Attempts, Last: d.response}

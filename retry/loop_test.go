@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -90,9 +91,9 @@ func TestLoopRun(t *testing.T) {
 			wantOutcomes: []string{"retryable", "retryable", "retryable", "retryable", "success"},
 		},
 		{
-			name:         "503 five times exhausts the retries",
+			name:         "500 five times exhausts the retries",
 			up:           true,
-			responses:    []retry.Response{resp(503)},
+			responses:    []retry.Response{resp(500)},
 			wantKind:     retry.Dropped,
 			wantReason:   retry.DropRetriesExhausted,
 			wantAttempts: 5,
@@ -102,14 +103,23 @@ func TestLoopRun(t *testing.T) {
 				last := h.events.of(retry.EventAttempt)[4]
 				assert.Empty(t, last.Path, "nothing follows the last attempt")
 				assert.Zero(t, last.Delay)
-				assert.Equal(t, 503, out.Last.Status)
+				assert.Equal(t, 500, out.Last.Status)
 			},
+		},
+		{
+			name:         "502, 503 and 504 while others succeed spend no attempt: past the fifth, along the backoff schedule",
+			up:           true,
+			responses:    concat(times(3, resp(503)), []retry.Response{resp(502), resp(504), resp(503), resp(200)}),
+			wantKind:     retry.Delivered,
+			wantAttempts: 7,
+			wantWaits:    []time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 30 * time.Second},
+			wantOutcomes: []string{"retryable", "retryable", "retryable", "retryable", "retryable", "retryable", "success"},
 		},
 		{
 			name:         "max_attempts 1 never retries",
 			up:           true,
 			policy:       func(p *retry.Policy) { p.Backoff.MaxAttempts = 1 },
-			responses:    []retry.Response{resp(503)},
+			responses:    []retry.Response{resp(500)},
 			wantKind:     retry.Dropped,
 			wantReason:   retry.DropRetriesExhausted,
 			wantAttempts: 1,
@@ -176,7 +186,7 @@ func TestLoopRun(t *testing.T) {
 		{
 			name:         "backoff failures add up across a rate-limit retry",
 			up:           true,
-			responses:    concat(times(2, resp(503)), []retry.Response{withRetryAfter(429, "1")}, times(3, resp(503))),
+			responses:    concat(times(2, resp(500)), []retry.Response{withRetryAfter(429, "1")}, times(3, resp(500))),
 			wantKind:     retry.Dropped,
 			wantReason:   retry.DropRetriesExhausted,
 			wantAttempts: 6,
@@ -1006,13 +1016,13 @@ func TestLoopCutsOnceForRequestsInFlightTogether(t *testing.T) {
 	// A pace of 1000 items a second was learned; then other senders had
 	// 500 items accepted.
 	for i := range 10 {
-		p.Accepted(t0.Add(time.Duration(i)*100*time.Millisecond), 100, retry.RateLimit{})
+		p.Accepted(t0.Add(time.Duration(i)*100*time.Millisecond), 100, 0, retry.RateLimit{})
 	}
 	clock.Advance(time.Second)
-	p.Refused(clock.Now(), clock.Now(), 100, false, retry.RateLimit{})
+	p.Refused(retry.Refusal{At: clock.Now(), Sent: clock.Now(), Items: 100, Probe: false}, retry.RateLimit{})
 	clock.Advance(50 * time.Millisecond)
 	for range 5 {
-		p.Accepted(clock.Now(), 100, retry.RateLimit{})
+		p.Accepted(clock.Now(), 100, 0, retry.RateLimit{})
 	}
 
 	type call struct {
@@ -1171,6 +1181,57 @@ func TestLoopFloorUnderEveryZeroWait(t *testing.T) {
 				}
 			}
 			assert.LessOrEqual(t, inWindow, 16, "requests in 15 s")
+		})
+	}
+}
+
+// TestLoopBare429SlowsThePaceWithoutHolding: once the destination has
+// accepted requests, a 429 without Retry-After holds nobody: the pace
+// slows, and the refused payload goes back to the gate and leaves at its
+// paced slot, spending no counted attempt.
+func TestLoopBare429SlowsThePaceWithoutHolding(t *testing.T) {
+	policy := defaultPolicy()
+	policy.Pacing = retry.NewDefaultPacingConfig()
+	h := newHarness(retrytest.NewAutoClock(t0), policy, 0)
+	accepted := newScript(resp(200))
+	for range 10 {
+		require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, accepted.send).Kind)
+	}
+	require.Zero(t, h.loop.Pacer().Rate(), "unlimited before the refusal")
+	refused := newScript(resp(429), resp(429), resp(200))
+	out := h.loop.RunItems(context.Background(), 100, refused.send)
+	require.Equal(t, retry.Delivered, out.Kind)
+	assert.Equal(t, 3, out.Attempts)
+	assert.Empty(t, h.events.of(retry.EventHoldStart), "no hold")
+	for _, e := range h.events.of(retry.EventAttempt)[10:12] {
+		assert.Equal(t, retry.PathPace, e.Path)
+		assert.Equal(t, "throttled", e.Outcome())
+	}
+	assert.Positive(t, h.loop.Pacer().Rate(), "a pace was learned")
+	assert.NotEmpty(t, h.events.of(retry.EventPaced), "the retry waited for its paced slot")
+}
+
+// TestLoopSheddingLosesNothing: a backend that answers 503 to a payload
+// again and again while it accepts others (load shedding) never drops it:
+// the answers speak about the backend, and spend no counted attempt.
+func TestLoopSheddingLosesNothing(t *testing.T) {
+	for _, pacing := range []bool{false, true} {
+		t.Run(fmt.Sprintf("pacing %v", pacing), func(t *testing.T) {
+			policy := defaultPolicy()
+			if pacing {
+				policy.Pacing = retry.NewDefaultPacingConfig()
+			}
+			h := newHarness(retrytest.NewAutoClock(t0), policy, 0)
+			accepted := newScript(resp(200))
+			require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, accepted.send).Kind)
+			shed := newScript(append(times(8, resp(503)), resp(200))...)
+			out := h.loop.RunItems(context.Background(), 100, othersSucceed(h.gate, shed.send))
+			assert.Equal(t, retry.Delivered, out.Kind, "eight 503s, more than backoff::max_attempts")
+			assert.Equal(t, 9, out.Attempts)
+			for _, e := range h.events.of(retry.EventAttempt)[1:9] {
+				assert.Equal(t, "retryable", e.Outcome())
+				assert.NotEqual(t, retry.PathOutage, e.Path, "the backend accepts others: no outage")
+			}
 		})
 	}
 }

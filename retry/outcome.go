@@ -77,9 +77,13 @@ const (
 	PathOutage
 	// PathUnauthorized: the destination answered 401; wait at the gate.
 	PathUnauthorized
+	// PathPace: an answer without a hint that speaks about the backend
+	// (a bare 429, or a 502, 503 or 504 while others are accepted); the
+	// pace slows and the payload leaves again at it.
+	PathPace
 )
 
-var pathNames = [...]string{"", "rate_limit", "backoff", "outage", "unauthorized"}
+var pathNames = [...]string{"", "rate_limit", "backoff", "outage", "unauthorized", "pace"}
 
 func (p Path) String() string { return pathNames[p] }
 

@@ -36,14 +36,13 @@ type Pacer struct {
 	mu    sync.Mutex
 	rate  RateState
 	quota quotaTracker
-	// accepted is what was accepted within acceptWindow, oldest first:
-	// the measure of the first refusal.
-	accepted []acceptance
-}
-
-type acceptance struct {
-	at    time.Time
-	items int
+	// meter counts the answers of the last acceptWindow: the accepted rate.
+	meter meter
+	// inFlight counts the requests Depart let go that have no answer yet;
+	// answered, once a request waits for one of them to end, is closed at
+	// the next answer.
+	inFlight int
+	answered chan struct{}
 }
 
 // NewPacer returns an unlimited pacer.
@@ -60,9 +59,12 @@ const (
 	PaceRate
 	// PaceQuota: the RateLimit headers said the quota is spent.
 	PaceQuota
+	// PaceConcurrency: as many requests as the backend takes at once are
+	// in flight.
+	PaceConcurrency
 )
 
-var paceNames = [...]string{"", "rate", "ratelimit"}
+var paceNames = [...]string{"", "rate", "ratelimit", "concurrency"}
 
 func (s PaceSource) String() string { return paceNames[s] }
 
@@ -72,7 +74,13 @@ type Slot struct {
 	At time.Time
 	// Source says why At is later than the time of the booking.
 	Source PaceSource
-	epoch  uint64
+	// Answered, when not nil, is closed at the next answer: a request
+	// waiting for one in flight to end may ask again then.
+	Answered <-chan struct{}
+	// InFlight is how many requests are in flight with the one Depart let
+	// go, itself included.
+	InFlight int
+	epoch    uint64
 }
 
 // Reserve books the next slot at the learned pace for a request of items
@@ -91,23 +99,48 @@ func (p *Pacer) Reserve(now time.Time, items int) Slot {
 }
 
 // Depart is asked when a request is about to leave, after its slot. When
+// as many requests are in flight as the backend was seen to take at once,
+// it returns a slot whose Answered channel closes at the next answer. When
 // the RateLimit headers seen say the remaining quota will not cover it, it
 // returns when the quota will (never later than the quota's reset, nor
-// than now + maxWait): the request waits until then and asks again, since
+// than now + maxWait). The request waits until then and asks again, since
 // answers that come in meanwhile may change that. Otherwise it returns now
 // and counts the request as gone, so that requests leaving together do not
 // all count on the same remainder.
 func (p *Pacer) Depart(now time.Time) Slot {
-	if p == nil || !p.cfg.Enabled || !p.cfg.RateLimitHeaders {
+	if p == nil || !p.cfg.Enabled {
 		return Slot{At: now}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.rate = p.rate.At(now, p.cfg.QuietPeriod)
 	slot := Slot{At: now, epoch: p.rate.Epoch}
-	if at, ok := p.quota.depart(now, p.maxWait); !ok {
-		slot.At, slot.Source = at, PaceQuota
+	if c := p.rate.ConcurrencyAt(now); c > 0 && p.inFlight >= c {
+		if p.answered == nil {
+			p.answered = make(chan struct{})
+		}
+		slot.At, slot.Source, slot.Answered = now.Add(p.maxWait), PaceConcurrency, p.answered
+		return slot
 	}
+	if p.cfg.RateLimitHeaders {
+		if at, ok := p.quota.depart(now, p.maxWait); !ok {
+			slot.At, slot.Source = at, PaceQuota
+			return slot
+		}
+	}
+	p.inFlight++
+	slot.InFlight = p.inFlight
 	return slot
+}
+
+// answerLocked counts an answer to a request Depart let go, and wakes the
+// requests waiting for one.
+func (p *Pacer) answerLocked() {
+	p.inFlight = max(0, p.inFlight-1)
+	if p.answered != nil {
+		close(p.answered)
+		p.answered = nil
+	}
 }
 
 // Unanswered records that a request Depart let go got no answer (its
@@ -119,6 +152,7 @@ func (p *Pacer) Unanswered() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.quota.unanswered()
+	p.answerLocked()
 }
 
 // Current reports whether no refusal has changed the pace since slot was
@@ -133,39 +167,45 @@ func (p *Pacer) Current(slot Slot) bool {
 }
 
 // Accepted records a request of items items that the backend accepted,
-// with the answer's headers. It reports whether this answer showed the
-// RateLimit headers wrong, so that they are ignored from now on (see
-// QuotaHoldBound).
-func (p *Pacer) Accepted(now time.Time, items int, rl RateLimit) (distrusted bool) {
+// with the answer's headers; inFlight is the requests in flight when it
+// left (Slot.InFlight; 0 when unknown). It reports whether this answer
+// showed the RateLimit headers wrong, so that they are ignored from now on
+// (see QuotaHoldBound).
+func (p *Pacer) Accepted(now time.Time, items, inFlight int, rl RateLimit) (distrusted bool) {
 	if p == nil || !p.cfg.Enabled {
 		return false
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.answerLocked()
 	distrusted = p.quota.observe(now, rl, p.cfg.RateLimitHeaders, answerAccepted)
 	p.rate = p.rate.At(now, p.cfg.QuietPeriod).Accepted(now, items)
-	p.accepted = append(p.accepted, acceptance{at: now, items: items})
-	p.trimLocked(now)
+	p.meter.add(now, items, items, false, inFlight)
 	return distrusted
 }
 
-// Refused records a request of items items, sent at sent, that the
-// backend refused with a throttle (429, or a usable Retry-After), with the
-// answer's headers; probe says whether it was the probe of a throttle
-// hold.
-func (p *Pacer) Refused(now, sent time.Time, items int, probe bool, rl RateLimit) {
+// Refused records a request that the backend refused: sent is when it
+// left, and r.Bare says whether the answer had no hint (a 429 without a
+// usable Retry-After, a 502, 503 or 504); rl is the answer's headers. The
+// Pacer fills in what it measured (Refusal's Recent…, MaxAcceptedInFlight).
+func (p *Pacer) Refused(r Refusal, rl RateLimit) {
 	if p == nil || !p.cfg.Enabled {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.quota.observe(now, rl, p.cfg.RateLimitHeaders, answerThrottled)
-	p.trimLocked(now)
-	recent := 0
-	for _, a := range p.accepted {
-		recent += a.items
+	p.answerLocked()
+	kind := answerThrottled
+	if r.Shed {
+		kind = answerOther
 	}
-	p.rate = p.rate.At(now, p.cfg.QuietPeriod).Refused(Refusal{At: now, Sent: sent, Items: items, Probe: probe, Recent: recent})
+	p.quota.observe(r.At, rl, p.cfg.RateLimitHeaders, kind)
+	if r.Bare {
+		p.meter.add(r.At, 0, r.Items, true, r.InFlight)
+	}
+	recent := p.meter.sum(r.At)
+	r.Recent, r.RecentSent, r.MaxAcceptedInFlight = recent.accepted, recent.sent, recent.maxAcceptedInFlight
+	p.rate = p.rate.At(r.At, p.cfg.QuietPeriod).Refused(r)
 }
 
 // HoldEnded is told that a throttle hold ended: the probe, a request of
@@ -191,6 +231,7 @@ func (p *Pacer) Observed(now time.Time, rl RateLimit) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.answerLocked()
 	p.quota.observe(now, rl, p.cfg.RateLimitHeaders, answerOther)
 }
 
@@ -233,13 +274,14 @@ func (p *Pacer) Quota() RateLimit {
 	return p.quota.quota
 }
 
-// trimLocked drops the acceptances older than acceptWindow. They are kept
-// in the order they came: the old ones are a prefix, dropped without
-// looking at the rest (Accepted runs per request).
-func (p *Pacer) trimLocked(now time.Time) {
-	i := 0
-	for i < len(p.accepted) && now.Sub(p.accepted[i].at) >= acceptWindow {
-		i++
+// AcceptedLately reports whether the backend accepted a request within
+// acceptWindow before now: a bare refusal then has a pace to slow, and a
+// 502, 503 or 504 speaks about a backend that takes others.
+func (p *Pacer) AcceptedLately(now time.Time) bool {
+	if p == nil || !p.cfg.Enabled {
+		return false
 	}
-	p.accepted = p.accepted[i:]
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.meter.sum(now).accepted > 0
 }

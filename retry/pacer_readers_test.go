@@ -28,9 +28,9 @@ func TestPacerReadersChangeNothing(t *testing.T) {
 	clock := &stoppedClock{now: t0}
 	p := NewPacer(clock, NewDefaultPacingConfig(), 5*time.Minute)
 	for i := range 10 {
-		p.Accepted(t0.Add(time.Duration(i)*100*time.Millisecond), 100, RateLimit{})
+		p.Accepted(t0.Add(time.Duration(i)*100*time.Millisecond), 100, 0, RateLimit{})
 	}
-	p.Refused(t0.Add(time.Second), t0.Add(time.Second), 100, false, RateLimit{})
+	p.Refused(Refusal{At: t0.Add(time.Second), Sent: t0.Add(time.Second), Items: 100, Probe: false}, RateLimit{})
 	before := p.rate
 
 	clock.now = t0.Add(2 * time.Minute) // past the quiet period

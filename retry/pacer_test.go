@@ -5,7 +5,9 @@ package retry_test
 
 import (
 	"math"
+	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -77,14 +79,14 @@ func simulate(t *testing.T, p *retry.Pacer, clock *retrytest.Clock, b *bucket, d
 			requests++
 		}
 		if ok {
-			p.Accepted(clock.Now(), size, rl)
+			p.Accepted(clock.Now(), size, 0, rl)
 			if counted {
 				items += size
 			}
 			offer = offer.Add(time.Duration(float64(size) / (2 * b.rate) * float64(time.Second)))
 			continue
 		}
-		p.Refused(clock.Now(), clock.Now(), size, false, rl)
+		p.Refused(retry.Refusal{At: clock.Now(), Sent: clock.Now(), Items: size, Probe: false}, rl)
 		if counted {
 			refused++
 		}
@@ -125,10 +127,10 @@ func TestPacerRecoversAfterTheQuietPeriod(t *testing.T) {
 	assert.Equal(t, retry.PaceNone, slot.Source)
 
 	for i := range 10 {
-		p.Accepted(t0.Add(time.Duration(i)*100*time.Millisecond), 100, retry.RateLimit{})
+		p.Accepted(t0.Add(time.Duration(i)*100*time.Millisecond), 100, 0, retry.RateLimit{})
 	}
 	clock.Advance(time.Second)
-	p.Refused(clock.Now(), clock.Now(), 100, false, retry.RateLimit{})
+	p.Refused(retry.Refusal{At: clock.Now(), Sent: clock.Now(), Items: 100, Probe: false}, retry.RateLimit{})
 	rate := p.Rate()
 	assert.InDelta(t, 1000, rate, 1e-6, "what was accepted in the second before")
 
@@ -155,10 +157,10 @@ func TestPacerGrowsAfterARefusal(t *testing.T) {
 	clock := retrytest.NewClock(t0)
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
 	for i := range 20 {
-		p.Accepted(t0.Add(time.Duration(i)*100*time.Millisecond), 100, retry.RateLimit{})
+		p.Accepted(t0.Add(time.Duration(i)*100*time.Millisecond), 100, 0, retry.RateLimit{})
 	}
 	clock.Advance(2 * time.Second)
-	p.Refused(clock.Now(), clock.Now(), 100, false, retry.RateLimit{})
+	p.Refused(retry.Refusal{At: clock.Now(), Sent: clock.Now(), Items: 100, Probe: false}, retry.RateLimit{})
 	ceiling := 1900.0 / 2 // accepted over the last two seconds
 	for _, step := range []struct {
 		after time.Duration
@@ -183,10 +185,10 @@ func refusedAfterASecondOf1000(t *testing.T) (*retrytest.Clock, *retry.Pacer) {
 	clock := retrytest.NewClock(t0)
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
 	for i := range 10 {
-		p.Accepted(t0.Add(time.Duration(i)*100*time.Millisecond), 100, retry.RateLimit{})
+		p.Accepted(t0.Add(time.Duration(i)*100*time.Millisecond), 100, 0, retry.RateLimit{})
 	}
 	clock.Advance(time.Second)
-	p.Refused(clock.Now(), clock.Now(), 100, false, retry.RateLimit{})
+	p.Refused(retry.Refusal{At: clock.Now(), Sent: clock.Now(), Items: 100, Probe: false}, retry.RateLimit{})
 	require.InDelta(t, 1000, p.Rate(), 1e-6)
 	return clock, p
 }
@@ -203,28 +205,28 @@ func TestPacerCutsAtEachRefusal(t *testing.T) {
 	// Three seconds later, after more was accepted than the pace allowed
 	// (what the pace allowed binds): 60 % of the pace of the moment.
 	for i := range 60 {
-		p.Accepted(first.Add(time.Duration(i)*50*time.Millisecond), 100, retry.RateLimit{})
+		p.Accepted(first.Add(time.Duration(i)*50*time.Millisecond), 100, 0, retry.RateLimit{})
 	}
 	clock.Advance(3 * time.Second)
 	second := clock.Now()
 	pace := 1000*1.045 + 45
-	p.Refused(second, second.Add(-10*time.Millisecond), 100, false, retry.RateLimit{})
+	p.Refused(retry.Refusal{At: second, Sent: second.Add(-10 * time.Millisecond), Items: 100, Probe: false}, retry.RateLimit{})
 	assert.InDelta(t, 0.6*pace, p.Rate(), 1e-6, "60 %% of the pace of the moment")
 
 	clock.Advance(20 * time.Millisecond)
-	p.Refused(clock.Now(), second.Add(-5*time.Millisecond), 100, false, retry.RateLimit{})
+	p.Refused(retry.Refusal{At: clock.Now(), Sent: second.Add(-5 * time.Millisecond), Items: 100, Probe: false}, retry.RateLimit{})
 	uncut := 0.6*pace*(1+0.005*0.02*0.02) + 0.15*100*0.02 // 20 ms of growth
 	assert.InDelta(t, uncut, p.Rate(), 1e-6, "a request in flight with the refused one cuts nothing")
-	p.Refused(clock.Now(), clock.Now(), 100, true, retry.RateLimit{})
+	p.Refused(retry.Refusal{At: clock.Now(), Sent: clock.Now(), Items: 100, Probe: true}, retry.RateLimit{})
 	assert.InDelta(t, uncut, p.Rate(), 1e-6, "a hold's refused probe cuts nothing")
 
 	// A second later, after less was accepted than 60 % of the pace: what
 	// was accepted binds.
 	for i := range 3 {
-		p.Accepted(second.Add(time.Duration(100+i*100)*time.Millisecond), 100, retry.RateLimit{})
+		p.Accepted(second.Add(time.Duration(100+i*100)*time.Millisecond), 100, 0, retry.RateLimit{})
 	}
 	clock.Advance(second.Add(time.Second).Sub(clock.Now()))
-	p.Refused(clock.Now(), clock.Now(), 100, false, retry.RateLimit{})
+	p.Refused(retry.Refusal{At: clock.Now(), Sent: clock.Now(), Items: 100, Probe: false}, retry.RateLimit{})
 	assert.InDelta(t, 300, p.Rate(), 1e-6, "300 items accepted in the second since the last cut")
 }
 
@@ -242,7 +244,7 @@ func TestPacerRefusalVoidsBookedSlots(t *testing.T) {
 
 	clock.Advance(3 * time.Second)
 	cut := clock.Now()
-	p.Refused(cut, cut, 100, false, retry.RateLimit{})
+	p.Refused(retry.Refusal{At: cut, Sent: cut, Items: 100, Probe: false}, retry.RateLimit{})
 	for _, b := range booked {
 		assert.False(t, p.Current(b), "booked before the refusal")
 	}
@@ -253,15 +255,15 @@ func TestPacerRefusalVoidsBookedSlots(t *testing.T) {
 	// Refusals of requests that were in flight with the first one change
 	// nothing more.
 	clock.Advance(100 * time.Millisecond)
-	p.Refused(clock.Now(), cut.Add(-time.Millisecond), 100, false, retry.RateLimit{})
+	p.Refused(retry.Refusal{At: clock.Now(), Sent: cut.Add(-time.Millisecond), Items: 100, Probe: false}, retry.RateLimit{})
 	assert.True(t, p.Current(next))
 }
 
 func TestPacerNeverWaitsLongerThanTheCap(t *testing.T) {
 	clock := retrytest.NewClock(t0)
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 10*time.Second)
-	p.Accepted(t0, 1, retry.RateLimit{})
-	p.Refused(t0, t0, 1, false, retry.RateLimit{}) // rate: one item a second
+	p.Accepted(t0, 1, 0, retry.RateLimit{})
+	p.Refused(retry.Refusal{At: t0, Sent: t0, Items: 1, Probe: false}, retry.RateLimit{}) // rate: one item a second
 	var last time.Time
 	for range 100 {
 		last = p.Reserve(t0, 1).At
@@ -275,7 +277,7 @@ func TestPacerNeverWaitsLongerThanTheCap(t *testing.T) {
 func TestPacerQuotaWaitNeverLongerThanTheCap(t *testing.T) {
 	clock := retrytest.NewClock(t0)
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 2*time.Second)
-	p.Accepted(clock.Now(), 1, rateLimit(clock.Now(), 100, 3600, 0, 3600))
+	p.Accepted(clock.Now(), 1, 0, rateLimit(clock.Now(), 100, 3600, 0, 3600))
 	slot := p.Depart(clock.Now())
 	require.Equal(t, retry.PaceQuota, slot.Source)
 	assert.Equal(t, t0.Add(2*time.Second), slot.At, "capped at retry_after::max")
@@ -289,7 +291,7 @@ func TestPacerWaitsForTheQuotaReset(t *testing.T) {
 	h := http.Header{}
 	h.Set("RateLimit-Policy", `"default";q=10;w=60`)
 	h.Set("RateLimit", `"default";r=2;t=30`)
-	p.Accepted(t0, 1, retry.ParseRateLimit(h, t0))
+	p.Accepted(t0, 1, 0, retry.ParseRateLimit(h, t0))
 
 	assert.Equal(t, t0, p.Reserve(t0, 1).At, "not paced: the quota is checked at departure")
 	first := p.Depart(t0)
@@ -303,7 +305,7 @@ func TestPacerWaitsForTheQuotaReset(t *testing.T) {
 	off := retry.NewDefaultPacingConfig()
 	off.RateLimitHeaders = false
 	q := retry.NewPacer(clock, off, 5*time.Minute)
-	q.Accepted(t0, 1, retry.ParseRateLimit(h, t0))
+	q.Accepted(t0, 1, 0, retry.ParseRateLimit(h, t0))
 	for range 5 {
 		assert.Equal(t, t0, q.Depart(t0).At, "headers not read when ratelimit_headers is off")
 	}
@@ -314,8 +316,8 @@ func TestPacerWaitsForTheQuotaReset(t *testing.T) {
 func TestPacerConcurrentSenders(t *testing.T) {
 	clock := retrytest.NewClock(t0)
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
-	p.Accepted(t0, 1000, retry.RateLimit{})
-	p.Refused(t0, t0, 10, false, retry.RateLimit{})
+	p.Accepted(t0, 1000, 0, retry.RateLimit{})
+	p.Refused(retry.Refusal{At: t0, Sent: t0, Items: 10, Probe: false}, retry.RateLimit{})
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Add(1)
@@ -325,9 +327,9 @@ func TestPacerConcurrentSenders(t *testing.T) {
 				now := t0.Add(time.Duration(i) * 10 * time.Millisecond)
 				p.Reserve(now, 10)
 				if (i+g)%7 == 0 {
-					p.Refused(now, now, 10, false, retry.RateLimit{})
+					p.Refused(retry.Refusal{At: now, Sent: now, Items: 10, Probe: false}, retry.RateLimit{})
 				} else {
-					p.Accepted(now, 10, retry.RateLimit{})
+					p.Accepted(now, 10, 0, retry.RateLimit{})
 				}
 			}
 		}()
@@ -345,20 +347,20 @@ func TestPacerChecksTheQuotaAtDeparture(t *testing.T) {
 	clock := retrytest.NewClock(t0)
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
 	quota := func(r int) retry.RateLimit { return rateLimit(clock.Now(), 2000, 1, r, 1) }
-	p.Accepted(clock.Now(), 500, quota(1500))
-	p.Accepted(clock.Now(), 500, quota(1000)) // 500 a request
+	p.Accepted(clock.Now(), 500, 0, quota(1500))
+	p.Accepted(clock.Now(), 500, 0, quota(1000)) // 500 a request
 	for i := range 10 {
-		p.Accepted(clock.Now().Add(time.Duration(i)*100*time.Millisecond), 500, retry.RateLimit{})
+		p.Accepted(clock.Now().Add(time.Duration(i)*100*time.Millisecond), 500, 0, retry.RateLimit{})
 	}
 	clock.Advance(time.Second)
-	p.Refused(clock.Now(), clock.Now(), 500, false, quota(0)) // paced from now on
+	p.Refused(retry.Refusal{At: clock.Now(), Sent: clock.Now(), Items: 500, Probe: false}, quota(0)) // paced from now on
 	clock.Advance(2 * time.Second)
-	p.Accepted(clock.Now(), 500, quota(1500))
+	p.Accepted(clock.Now(), 500, 0, quota(1500))
 	first, second := p.Reserve(clock.Now(), 500), p.Reserve(clock.Now(), 500)
 	require.True(t, second.At.After(first.At), "booked at the pace")
 
 	assert.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "1 500 left: the first leaves")
-	p.Accepted(clock.Now(), 500, quota(200)) // others spent the quota meanwhile
+	p.Accepted(clock.Now(), 500, 0, quota(200)) // others spent the quota meanwhile
 	clock.Advance(second.At.Sub(clock.Now()))
 	dep := p.Depart(clock.Now())
 	assert.Equal(t, retry.PaceQuota, dep.Source, "200 left will not cover a request of 500")
@@ -383,9 +385,9 @@ func TestPacerWaitsForARefillingQuotaOnlyAsLongAsItNeeds(t *testing.T) {
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
 	answer := func(r int) {
 		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
-		p.Accepted(clock.Now(), 500, rateLimit(clock.Now(), 2000, 1, r, 1))
+		p.Accepted(clock.Now(), 500, 0, rateLimit(clock.Now(), 2000, 1, r, 1))
 	}
-	p.Accepted(clock.Now(), 500, rateLimit(clock.Now(), 2000, 1, 1500, 1))
+	p.Accepted(clock.Now(), 500, 0, rateLimit(clock.Now(), 2000, 1, 1500, 1))
 	clock.Advance(100 * time.Millisecond)
 	answer(1200) // fell 300 in 100 ms: refilled? not known yet
 	clock.Advance(500 * time.Millisecond)
@@ -414,10 +416,10 @@ func TestPacerWaitsForARefillingQuotaOnlyAsLongAsItNeeds(t *testing.T) {
 func TestPacerSendsOneRequestFirstAfterAReset(t *testing.T) {
 	clock := retrytest.NewClock(t0)
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
-	p.Accepted(clock.Now(), 1, rateLimit(clock.Now(), 100, 60, 3, 4))
+	p.Accepted(clock.Now(), 1, 0, rateLimit(clock.Now(), 100, 60, 3, 4))
 	clock.Advance(time.Second)
 	require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
-	p.Accepted(clock.Now(), 1, rateLimit(clock.Now(), 100, 60, 2, 3)) // a request costs 1
+	p.Accepted(clock.Now(), 1, 0, rateLimit(clock.Now(), 100, 60, 2, 3)) // a request costs 1
 	for range 2 {
 		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
 	}
@@ -432,11 +434,11 @@ func TestPacerSendsOneRequestFirstAfterAReset(t *testing.T) {
 		assert.Equal(t, retry.PaceQuota, second.Source, "the others wait for its answer")
 		assert.True(t, second.At.After(clock.Now()))
 	}
-	p.Accepted(clock.Now(), 1, rateLimit(clock.Now(), 100, 60, 99, 60))
+	p.Accepted(clock.Now(), 1, 0, rateLimit(clock.Now(), 100, 60, 99, 60))
 	assert.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "then they go")
 
 	// An answer that does not come is waited for a second, not more.
-	p.Accepted(clock.Now(), 1, rateLimit(clock.Now(), 100, 60, 0, 1))
+	p.Accepted(clock.Now(), 1, 0, rateLimit(clock.Now(), 100, 60, 0, 1))
 	clock.Advance(time.Second)
 	require.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "the first after the next reset")
 	require.Equal(t, retry.PaceQuota, p.Depart(clock.Now()).Source)
@@ -450,17 +452,17 @@ func TestPacerSendsOneRequestFirstAfterAReset(t *testing.T) {
 func TestPacerCostNotReadFromRequestsInFlightTogether(t *testing.T) {
 	clock := retrytest.NewClock(t0)
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
-	p.Accepted(clock.Now(), 10, rateLimit(clock.Now(), 1000, 60, 1000, 60))
+	p.Accepted(clock.Now(), 10, 0, rateLimit(clock.Now(), 1000, 60, 1000, 60))
 	clock.Advance(time.Second)
 	require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
-	p.Accepted(clock.Now(), 10, rateLimit(clock.Now(), 1000, 60, 990, 59)) // 10 a request
+	p.Accepted(clock.Now(), 10, 0, rateLimit(clock.Now(), 1000, 60, 990, 59)) // 10 a request
 	for range 3 {
 		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
 	}
 	clock.Advance(time.Second)
 	// Counted 980, 970, 960; answered 960, 980, 970.
 	for _, r := range []int{960, 980, 970} {
-		p.Accepted(clock.Now(), 10, rateLimit(clock.Now(), 1000, 60, r, 58))
+		p.Accepted(clock.Now(), 10, 0, rateLimit(clock.Now(), 1000, 60, r, 58))
 	}
 	// 970 left at 10 a request: 97 go before the quota is spent.
 	for i := range 97 {
@@ -476,18 +478,18 @@ func TestPacerCostNotReadFromRequestsInFlightTogether(t *testing.T) {
 func TestPacerReadsTheCostFromTheFirstAnswerAfterAReset(t *testing.T) {
 	clock := retrytest.NewClock(t0)
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
-	p.Accepted(clock.Now(), 500, rateLimit(clock.Now(), 2000, 1, 1500, 1))
+	p.Accepted(clock.Now(), 500, 0, rateLimit(clock.Now(), 2000, 1, 1500, 1))
 	for _, r := range []int{1240, 980, 720, 460, 200} { // 260 a request, as far as it shows
 		clock.Advance(125 * time.Millisecond)
 		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
-		p.Accepted(clock.Now(), 500, rateLimit(clock.Now(), 2000, 1, r, 1))
+		p.Accepted(clock.Now(), 500, 0, rateLimit(clock.Now(), 2000, 1, r, 1))
 	}
 	clock.Advance(125 * time.Millisecond)
 	reset := p.Depart(clock.Now())
 	require.Equal(t, retry.PaceQuota, reset.Source, "200 left, 260 a request")
 	clock.Advance(reset.At.Sub(clock.Now()))
 	require.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "the first after the reset")
-	p.Accepted(clock.Now(), 500, rateLimit(clock.Now(), 2000, 1, 1500, 1))
+	p.Accepted(clock.Now(), 500, 0, rateLimit(clock.Now(), 2000, 1, 1500, 1))
 	for i := range 3 {
 		assert.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "1 500 left covers three of 500: request %d", i)
 	}
@@ -501,10 +503,10 @@ func TestPacerReadsTheCostFromTheFirstAnswerAfterAReset(t *testing.T) {
 func TestPacerSlowStartsAfterAHoldWithNothingLearned(t *testing.T) {
 	clock := retrytest.NewClock(t0)
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
-	p.Refused(clock.Now(), clock.Now(), 50, false, retry.RateLimit{}) // a window from the first answer
+	p.Refused(retry.Refusal{At: clock.Now(), Sent: clock.Now(), Items: 50, Probe: false}, retry.RateLimit{}) // a window from the first answer
 	assert.Zero(t, p.Rate(), "nothing learned from a refusal alone")
 	clock.Advance(5 * time.Second)
-	p.Accepted(clock.Now(), 50, retry.RateLimit{}) // the probe
+	p.Accepted(clock.Now(), 50, 0, retry.RateLimit{}) // the probe
 	p.HoldEnded(clock.Now(), 50)
 	for _, step := range []struct {
 		after time.Duration
@@ -514,10 +516,10 @@ func TestPacerSlowStartsAfterAHoldWithNothingLearned(t *testing.T) {
 		assert.InDelta(t, step.rate, p.Rate(), 1e-9, "%s into the slow start", step.after)
 	}
 	for range 10 {
-		p.Accepted(clock.Now(), 50, retry.RateLimit{})
+		p.Accepted(clock.Now(), 50, 0, retry.RateLimit{})
 	}
 	clock.Advance(500 * time.Millisecond)
-	p.Refused(clock.Now(), clock.Now(), 50, false, retry.RateLimit{})
+	p.Refused(retry.Refusal{At: clock.Now(), Sent: clock.Now(), Items: 50, Probe: false}, retry.RateLimit{})
 	// 500 items accepted over the 3.5 s since the slow start began.
 	assert.InDelta(t, 500/3.5, p.Rate(), 1e-9, "the refusal ends the slow start with a ceiling")
 
@@ -528,7 +530,7 @@ func TestPacerSlowStartsAfterAHoldWithNothingLearned(t *testing.T) {
 	// pace of one request a second.
 	q := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
 	q.HoldEnded(clock.Now(), 50)
-	q.Refused(clock.Now(), clock.Now(), 50, false, retry.RateLimit{})
+	q.Refused(retry.Refusal{At: clock.Now(), Sent: clock.Now(), Items: 50, Probe: false}, retry.RateLimit{})
 	assert.InDelta(t, 50, q.Rate(), 1e-9)
 }
 
@@ -542,7 +544,7 @@ func TestPacerDistrustsAQuotaTheBackendContradicts(t *testing.T) {
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
 	spent := func() retry.RateLimit { return rateLimit(clock.Now(), 100, 86400, 0, 86400) }
 	require.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "nothing known yet")
-	assert.False(t, p.Accepted(clock.Now(), 1, spent()))
+	assert.False(t, p.Accepted(clock.Now(), 1, 0, spent()))
 
 	held := p.Depart(clock.Now())
 	require.Equal(t, retry.PaceQuota, held.Source)
@@ -554,14 +556,14 @@ func TestPacerDistrustsAQuotaTheBackendContradicts(t *testing.T) {
 	other := p.Depart(clock.Now())
 	assert.Equal(t, retry.PaceQuota, other.Source, "alone: the others wait for its answer")
 
-	assert.True(t, p.Accepted(clock.Now(), 1, spent()), "accepted: the headers are wrong, reported once")
+	assert.True(t, p.Accepted(clock.Now(), 1, 0, spent()), "accepted: the headers are wrong, reported once")
 	for range 5 {
 		assert.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "ignored from now on")
-		assert.False(t, p.Accepted(clock.Now(), 1, spent()), "reported once")
+		assert.False(t, p.Accepted(clock.Now(), 1, 0, spent()), "reported once")
 	}
 
 	// A refusal makes them count again.
-	p.Refused(clock.Now(), clock.Now(), 1, false, spent())
+	p.Refused(retry.Refusal{At: clock.Now(), Sent: clock.Now(), Items: 1}, spent())
 	assert.Equal(t, retry.PaceQuota, p.Depart(clock.Now()).Source, "trusted again after a refusal")
 }
 
@@ -573,11 +575,159 @@ func TestPacerKeepsAQuotaTheBackendConfirms(t *testing.T) {
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
 	spent := func() retry.RateLimit { return rateLimit(clock.Now(), 100, 3600, 0, 3600) }
 	p.Depart(clock.Now())
-	p.Accepted(clock.Now(), 1, spent())
+	p.Accepted(clock.Now(), 1, 0, spent())
 	require.Equal(t, retry.PaceQuota, p.Depart(clock.Now()).Source, "held from now")
 	clock.Advance(retry.QuotaHoldBound)
 	require.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "the test request")
-	p.Refused(clock.Now(), clock.Now(), 1, false, spent())
+	p.Refused(retry.Refusal{At: clock.Now(), Sent: clock.Now(), Items: 1}, spent())
 	assert.Equal(t, retry.PaceQuota, p.Depart(clock.Now()).Source, "still obeyed")
-	assert.False(t, p.Accepted(clock.Now(), 1, spent()), "an acceptance not sent against the headers tests nothing")
+	assert.False(t, p.Accepted(clock.Now(), 1, 0, spent()), "an acceptance not sent against the headers tests nothing")
+}
+
+// TestPacerWaitsForAnAnswerAtTheConcurrencyLimit: a refusal that left with
+// more requests in flight than any the backend accepted sets a concurrency
+// limit; then a request finding that many in flight waits for the next
+// answer, not for a time.
+func TestPacerWaitsForAnAnswerAtTheConcurrencyLimit(t *testing.T) {
+	clock := retrytest.NewClock(t0)
+	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
+	var inFlight []int
+	for range 3 {
+		slot := p.Depart(clock.Now())
+		require.Equal(t, clock.Now(), slot.At)
+		inFlight = append(inFlight, slot.InFlight)
+	}
+	assert.Equal(t, []int{1, 2, 3}, inFlight, "each counts the requests in flight, itself included")
+	p.Refused(retry.Refusal{At: clock.Now(), Sent: clock.Now(), Items: 100, Bare: true, InFlight: 3}, retry.RateLimit{})
+	assert.Zero(t, p.State().Concurrency, "nothing accepted yet: no limit to learn")
+	p.Accepted(clock.Now(), 100, 1, retry.RateLimit{})
+	p.Accepted(clock.Now(), 100, 2, retry.RateLimit{})
+	for range 3 {
+		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
+	}
+	p.Refused(retry.Refusal{At: clock.Now(), Sent: clock.Now(), Items: 100, Bare: true, InFlight: 3}, retry.RateLimit{})
+	assert.Equal(t, 2, p.State().Concurrency, "refused with three in flight, accepted with two")
+	assert.Zero(t, p.Rate(), "the pace is not cut for it")
+
+	// Two in flight: the next waits for an answer.
+	slot := p.Depart(clock.Now())
+	require.Equal(t, retry.PaceConcurrency, slot.Source)
+	require.NotNil(t, slot.Answered)
+	select {
+	case <-slot.Answered:
+		t.Fatal("woken before any answer")
+	default:
+	}
+	p.Accepted(clock.Now(), 100, 2, retry.RateLimit{})
+	select {
+	case <-slot.Answered:
+	default:
+		t.Fatal("not woken by the answer")
+	}
+	assert.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "one in flight now: it goes")
+}
+
+// TestPacerSheddingKeepsThePace: a backend that answers half of the
+// requests 503 whatever the pace (load shedding) slows the pace, but never
+// to a trickle: each 503 cut holds it 5 % below the rate requests went at
+// (not what was accepted), and it climbs back; it settles above half of
+// what requests were offered at (the pace a cut to what was accepted would
+// halve at every cut).
+func TestPacerSheddingKeepsThePace(t *testing.T) {
+	clock := retrytest.NewClock(t0)
+	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
+	next := t0
+	var paces []float64
+	for i := range 600 { // a minute at the pace, or at 10 requests a second
+		if slot := p.Reserve(clock.Now(), 100); slot.At.After(clock.Now()) {
+			clock.Advance(slot.At.Sub(clock.Now()))
+		}
+		if next.After(clock.Now()) {
+			clock.Advance(next.Sub(clock.Now()))
+		}
+		next = clock.Now().Add(100 * time.Millisecond)
+		dep := p.Depart(clock.Now())
+		if i%2 == 0 {
+			p.Accepted(clock.Now(), 100, dep.InFlight, retry.RateLimit{})
+		} else {
+			p.Refused(retry.Refusal{At: clock.Now(), Sent: clock.Now(), Items: 100, Bare: true, Shed: true, InFlight: dep.InFlight}, retry.RateLimit{})
+		}
+		if i >= 300 {
+			paces = append(paces, p.Rate())
+		}
+	}
+	slices.Sort(paces)
+	t.Logf("second half: pace %.0f–%.0f items/s, median %.0f", paces[0], paces[len(paces)-1], paces[len(paces)/2])
+	assert.GreaterOrEqual(t, paces[0], 500.0, "never below half of the 1 000 items a second requests are offered at")
+}
+
+// TestPacerSporadicRefusalsKeepThePace: a backend without a limit that
+// refuses one request in twenty at random does not bring the pace below
+// what requests go at.
+func TestPacerSporadicRefusalsKeepThePace(t *testing.T) {
+	clock := retrytest.NewClock(t0)
+	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
+	rng := rand.New(rand.NewPCG(1, 2))
+	late := time.Duration(0)
+	for range 1200 { // a minute at 20 requests a second
+		clock.Advance(50 * time.Millisecond)
+		if slot := p.Reserve(clock.Now(), 100); slot.At.After(clock.Now()) {
+			late += slot.At.Sub(clock.Now())
+			clock.Advance(slot.At.Sub(clock.Now()))
+		}
+		dep := p.Depart(clock.Now())
+		if rng.Float64() < 0.05 {
+			p.Refused(retry.Refusal{At: clock.Now(), Sent: clock.Now(), Items: 100, Bare: true, InFlight: dep.InFlight}, retry.RateLimit{})
+		} else {
+			p.Accepted(clock.Now(), 100, dep.InFlight, retry.RateLimit{})
+		}
+	}
+	t.Logf("held back %s in a minute; pace %.0f items/s", late, p.Rate())
+	assert.Less(t, late, 6*time.Second, "held back less than a tenth of the time")
+}
+
+// TestPacerQuotaOfABucketCappedBelowItsQuota: RateLimit headers of a
+// request-rate bucket (GCRA) announce q=20;w=1 but never more than its
+// burst of 4 left. The first answer after a reset then shows a fall of 17
+// units, far more than requests were seen to cost (1): the quota is a
+// bucket that comes back at 20 a second, not a window whole at its reset.
+func TestPacerQuotaOfABucketCappedBelowItsQuota(t *testing.T) {
+	clock := retrytest.NewClock(t0)
+	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
+	for _, r := range []int{3, 2, 1, 0} {
+		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
+		p.Accepted(clock.Now(), 200, 1, rateLimit(clock.Now(), 20, 1, r, 1))
+	}
+	wait := p.Depart(clock.Now())
+	require.Equal(t, retry.PaceQuota, wait.Source)
+	clock.Advance(wait.At.Sub(clock.Now()))
+	require.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "the first after the reset")
+	p.Accepted(clock.Now(), 200, 1, rateLimit(clock.Now(), 20, 1, 3, 1))
+	for range 3 {
+		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "three left")
+	}
+	next := p.Depart(clock.Now())
+	require.Equal(t, retry.PaceQuota, next.Source)
+	assert.Less(t, next.At.Sub(clock.Now()), 100*time.Millisecond, "a request's worth comes back in 50 ms, not at the 1 s reset")
+}
+
+// TestPacerRefillNotReadFromAnswersInFlightTogether: answers to requests in
+// flight together come in any order; a count that rose between two of
+// them does not show a quota that comes back as it goes.
+func TestPacerRefillNotReadFromAnswersInFlightTogether(t *testing.T) {
+	clock := retrytest.NewClock(t0)
+	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
+	p.Accepted(clock.Now(), 1, 1, rateLimit(clock.Now(), 10, 1, 10, 1))
+	for range 3 {
+		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
+	}
+	for _, r := range []int{7, 9, 8} { // counted 9, 8, 7
+		p.Accepted(clock.Now(), 1, 3, rateLimit(clock.Now(), 10, 1, r, 1))
+	}
+	for range 8 {
+		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
+	}
+	slot := p.Depart(clock.Now())
+	require.Equal(t, retry.PaceQuota, slot.Source)
+	assert.Equal(t, clock.Now().Add(time.Second), slot.At, "a window: wait for its reset")
 }

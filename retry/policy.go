@@ -47,6 +47,9 @@ type State struct {
 	// RetryNow counts the throttled answers that asked to retry at once
 	// (Retry-After 0, or a date not in the future).
 	RetryNow int
+	// Busy counts the 502, 503 and 504 answers while the backend accepted
+	// others, without pacing: they wait along the backoff schedule.
+	Busy int
 	// upMark is the destination's success count when the payload's first
 	// failing attempt left: a larger count later shows the destination up.
 	upMark   uint64
@@ -69,6 +72,12 @@ type Attempt struct {
 	// times in a row that hold was confirmed.
 	Held         HoldReason
 	HoldFailures int
+	// AcceptedLately is set when pacing is on and the backend accepted a
+	// request within the last 2 s (the pacer's measure): an answer without
+	// a hint that speaks about the backend (a bare 429, a 502, 503 or 504)
+	// then slows the pace instead of holding the destination, and spends
+	// no counted attempt.
+	AcceptedLately bool
 	// Random is a number in [0, 1) for jitter.
 	Random float64
 }
@@ -155,8 +164,29 @@ func (p Policy) Decide(s State, a Attempt) (State, Decision) {
 		if a.RetryAfter.Usable() || resp.Status == http.StatusTooManyRequests {
 			return p.throttled(s, d, a)
 		}
+		if backendAnswer(resp.Status) && (a.AcceptedLately || a.Successes > s.upMarkFor(a)) {
+			return p.busy(s, d, a)
+		}
 	}
 	return p.failed(s, d, a)
+}
+
+// backendAnswer reports whether a status speaks about the backend rather
+// than the payload: a gateway that got no good answer (502), a backend
+// that is overloaded or shedding load (503), a gateway that timed out
+// (504). (429 goes the throttle path.)
+func backendAnswer(status int) bool {
+	return status == http.StatusBadGateway || status == http.StatusServiceUnavailable || status == http.StatusGatewayTimeout
+}
+
+// upMarkFor is the success count against which the attempt shows the
+// destination up: the payload's mark once it failed, or the count when
+// this attempt left.
+func (s State) upMarkFor(a Attempt) uint64 {
+	if s.upMarked {
+		return s.upMark
+	}
+	return a.SuccessesAtStart
 }
 
 // unauthorized: a 401 holds the destination for one probe interval (the
@@ -179,6 +209,9 @@ func (p Policy) unauthorized(d Decision, a Attempt) Decision {
 func (p Policy) throttled(s State, d Decision, a Attempt) (State, Decision) {
 	ra := a.RetryAfter
 	d.Throttled = true
+	if !ra.Usable() && a.AcceptedLately {
+		return p.paced(s, d, a)
+	}
 	d.Delay, d.Source = ra.Delay, SourceHeader
 	switch {
 	case !ra.Usable():
@@ -211,6 +244,51 @@ func (p Policy) throttled(s State, d Decision, a Attempt) (State, Decision) {
 		return s, d
 	}
 	d.Next, d.Path = NextGate, PathRateLimit
+	return s, d
+}
+
+// busy: a 502, 503 or 504 without a usable Retry-After while the backend
+// accepts other requests (some succeeded since this payload's first
+// failure, or while this attempt was out). The answer speaks about the
+// backend, not about this payload: it spends no counted attempt. With
+// pacing it slows the pace and the payload tries again at it; without,
+// the payload waits along the backoff schedule on its own. Either way the
+// rate-limit budget bounds it.
+func (p Policy) busy(s State, d Decision, a Attempt) (State, Decision) {
+	if !s.upMarked {
+		s.upMark, s.upMarked = a.SuccessesAtStart, true
+	}
+	if a.AcceptedLately {
+		return p.paced(s, d, a)
+	}
+	s.Busy++
+	d.Delay = BackoffDelay(p.Backoff, s.Busy, a.Random)
+	if s.ThrottleStart.IsZero() {
+		s.ThrottleStart = a.Now
+	}
+	if a.Now.Sub(s.ThrottleStart) >= p.RetryAfter.MaxElapsed {
+		d.Next, d.Drop, d.Delay = NextDrop, DropThrottleBudgetExhausted, 0
+		return s, d
+	}
+	d.Next, d.Path, d.Until = NextBackoff, PathBackoff, a.Now.Add(d.Delay)
+	return s, d
+}
+
+// paced: an answer without a hint that speaks about the backend (a bare
+// 429, or a 502, 503 or 504 while others are accepted) at a destination
+// whose pacer paces or can learn a pace. The pacer slows down (or learns
+// that the backend refuses this share whatever the pace); the payload
+// goes back to the gate, which stays open, and leaves at its next slot.
+// No counted attempt is spent; the rate-limit budget bounds it.
+func (p Policy) paced(s State, d Decision, a Attempt) (State, Decision) {
+	if s.ThrottleStart.IsZero() {
+		s.ThrottleStart = a.Now
+	}
+	if a.Now.Sub(s.ThrottleStart) >= p.RetryAfter.MaxElapsed {
+		d.Next, d.Drop = NextDrop, DropThrottleBudgetExhausted
+		return s, d
+	}
+	d.Next, d.Path, d.Until = NextGate, PathPace, a.Now
 	return s, d
 }
 

@@ -26,6 +26,8 @@ func TestDecide(t *testing.T) {
 	now := t0
 	// up: a request to the destination succeeded while this one was out.
 	up := func(a retry.Attempt) retry.Attempt { a.SuccessesAtStart, a.Successes = 1, 2; return a }
+	// lately: pacing is on and the backend accepted a request within 2 s.
+	lately := func(a retry.Attempt) retry.Attempt { a.AcceptedLately = true; return a }
 	attempt := func(r retry.Response) retry.Attempt {
 		a := retry.Attempt{Response: r, Now: now}
 		if r.Status != 0 {
@@ -128,9 +130,53 @@ func TestDecide(t *testing.T) {
 			want:  want{next: retry.NextBackoff, path: retry.PathBackoff, delay: 8 * time.Second},
 		},
 		{
-			name: "503 while others succeed, the fifth: dropped", attempt: up(attempt(resp(503))),
+			name: "500 while others succeed, the fifth: dropped", attempt: up(attempt(resp(500))),
 			state: retry.State{Counted: 4},
 			want:  want{next: retry.NextDrop, drop: retry.DropRetriesExhausted},
+		},
+		{
+			name: "503 while others succeed, after four counted: the backend's answer, not counted, backoff", attempt: up(attempt(resp(503))),
+			state: retry.State{Counted: 4},
+			want:  want{next: retry.NextBackoff, path: retry.PathBackoff, delay: time.Second},
+		},
+		{
+			name: "502 while others succeed, the sixth: backoff 32 s capped at 30 s", attempt: up(attempt(resp(502))),
+			state: retry.State{Busy: 5},
+			want:  want{next: retry.NextBackoff, path: retry.PathBackoff, delay: 30 * time.Second},
+		},
+		{
+			name: "504 while others succeed, with a pace to slow: back to the gate at the pace", attempt: lately(up(attempt(resp(504)))),
+			state: retry.State{Counted: 4},
+			want:  want{next: retry.NextGate, path: retry.PathPace},
+		},
+		{
+			name: "503 with nothing succeeding, nothing accepted within 2 s: an outage", attempt: attempt(resp(503)),
+			want: want{next: retry.NextGate, path: retry.PathOutage, hold: retry.HoldOutage, delay: time.Second},
+		},
+		{
+			name: "503 with nothing succeeding since, but a request accepted within 2 s: the backend's answer, the pace", attempt: lately(attempt(resp(503))),
+			want: want{next: retry.NextGate, path: retry.PathPace},
+		},
+		{
+			name: "503 while others succeed, nothing accepted within 2 s: not counted, backoff", attempt: up(attempt(resp(503))),
+			want: want{next: retry.NextBackoff, path: retry.PathBackoff, delay: time.Second},
+		},
+		{
+			name: "503 after the rate-limit budget while others succeed: dropped", attempt: up(attempt(resp(503))),
+			state: retry.State{ThrottleStart: now.Add(-31 * time.Minute)},
+			want:  want{next: retry.NextDrop, drop: retry.DropThrottleBudgetExhausted},
+		},
+		{
+			name: "429 without Retry-After, with a pace to slow: back to the gate at the pace, no hold", attempt: lately(attempt(resp(429))), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathPace},
+		},
+		{
+			name: "429 without Retry-After, nothing accepted within 2 s (a window ran out): held the default 5 s", attempt: attempt(resp(429)), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 5 * time.Second, source: retry.SourceDefault},
+		},
+		{
+			name: "429 Retry-After 7 with a pace: the server's wait, held", attempt: lately(attempt(withRetryAfter(429, "7"))), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 7 * time.Second, source: retry.SourceHeader},
 		},
 		{
 			name: "status_overrides 503: drop", attempt: attempt(resp(503)),
@@ -149,7 +195,7 @@ func TestDecide(t *testing.T) {
 			got := want{next: d.Next, path: d.Path, hold: d.Hold, drop: d.Drop, delay: d.Delay, source: d.Source}
 			assert.Equal(t, tt.want, got)
 			assert.Equal(t, tt.throttle, d.Throttled)
-			if d.Next == retry.NextGate {
+			if d.Next == retry.NextGate || d.Next == retry.NextBackoff {
 				assert.Equal(t, now.Add(d.Delay), d.Until, "a hold lasts the decision's delay")
 			}
 			assert.Equal(t, before, tt.state, "Decide does not touch the caller's state")
@@ -168,8 +214,10 @@ func TestDecideCountsAttempts(t *testing.T) {
 	assert.Equal(t, t0, s.FailStart)
 	s, _ = policy.Decide(s, retry.Attempt{Response: resp(503), Now: t0.Add(time.Second), Successes: 1})
 	assert.Equal(t, 2, s.Attempts)
-	assert.Equal(t, 1, s.Counted, "a success since the first failure: the failure is the payload's")
-	_, d := policy.Decide(s, retry.Attempt{Response: transportErr(errors.New("boom")), Now: t0.Add(2 * time.Second), Successes: 1})
+	assert.Zero(t, s.Counted, "a 503 while others succeed speaks about the backend: not counted")
+	s, _ = policy.Decide(s, retry.Attempt{Response: resp(500), Now: t0.Add(2 * time.Second), Successes: 1})
+	assert.Equal(t, 1, s.Counted, "a 500 while others succeed: the failure is the payload's")
+	_, d := policy.Decide(s, retry.Attempt{Response: transportErr(errors.New("boom")), Now: t0.Add(3 * time.Second), Successes: 1})
 	assert.Equal(t, retry.PathBackoff, d.Path)
 	assert.Equal(t, "network", d.Reason)
 	assert.Equal(t, http.StatusOK, resp(200).Status)

@@ -26,6 +26,10 @@ const (
 	// ignored until the backend next refuses a request. Refused (429), it
 	// hands the wait to the server's Retry-After.
 	QuotaHoldBound = 5 * time.Second
+	// maxResetFall bounds how many times what a request was seen to cost
+	// the fall from a whole quota to the first answer after a reset may be
+	// and still be taken for one request's cost.
+	maxResetFall = 4
 )
 
 // quotaTracker follows the quota that RateLimit headers announce: what is
@@ -42,6 +46,7 @@ type quotaTracker struct {
 	lastQuota   float64   // remaining in the previous answer, -1 if none
 	lastAnswer  time.Time // when the previous answer came
 	refill      float64   // units per second the quota comes back at, once seen to (0: at its reset)
+	burst       float64   // what a bucket holds at most, when less than its quota (0: the quota)
 	outstanding int       // requests that left and have no answer yet
 	afterReset  time.Time // when the first request after a reset went out; the others wait for its answer
 	heldSince   time.Time // since when the headers have held requests back (zero: they do not)
@@ -178,10 +183,24 @@ func (q *quotaTracker) observe(now time.Time, rl RateLimit, headers bool, a answ
 	}
 	switch {
 	case first && pol.HasQuota:
-		// The quota was whole at the reset, and one request was counted.
-		q.cost.Observe(pol.Quota, pol.Remaining, 1)
+		// The quota was whole at the reset, and one request was counted;
+		// unless the fall is more than maxResetFall times what requests
+		// were seen to cost: then the quota never comes back whole (a
+		// bucket whose remaining count its burst caps below the quota).
+		// It is a bucket that comes back as it goes, at q/w, and holds
+		// at most what this answer shows plus a request.
+		c, ok := q.cost.PerRequest()
+		switch {
+		case !ok || float64(pol.Quota-pol.Remaining) <= maxResetFall*c:
+			q.cost.Observe(pol.Quota, pol.Remaining, 1)
+		case pol.Window > 0:
+			q.refill = size / pol.Window.Seconds()
+			q.burst = remaining + c
+		}
 	case q.lastQuota >= 0:
-		if remaining > q.lastQuota && now.Before(q.resetAt) && pol.HasQuota && pol.Window > 0 {
+		// (Only an answer to a request that was alone in flight shows
+		// it: answers to requests in flight together come in any order.)
+		if alone && remaining > q.lastQuota && now.Before(q.resetAt) && pol.HasQuota && pol.Window > 0 {
 			q.refill = size / pol.Window.Seconds()
 		}
 		credit := 0.0
@@ -211,12 +230,17 @@ func (q *quotaTracker) observe(now time.Time, rl RateLimit, headers bool, a answ
 	return distrusted
 }
 
-// size is the binding policy's quota, +Inf when none is announced.
+// size is the binding policy's quota (or what its bucket was seen to hold
+// at most), +Inf when none is announced.
 func (q *quotaTracker) size() float64 {
+	size := math.Inf(1)
 	if pol, ok := q.quota.Binding(nil); ok && pol.HasQuota {
-		return float64(pol.Quota)
+		size = float64(pol.Quota)
 	}
-	return math.Inf(1)
+	if q.burst > 0 {
+		size = min(size, q.burst)
+	}
+	return size
 }
 
 func minTime(a, b time.Time) time.Time {

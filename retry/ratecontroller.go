@@ -8,35 +8,31 @@ import (
 	"time"
 )
 
-// How the learned rate moves. The measurements that chose each value are
-// in docs/benchmarks.md ("The pacer's constants").
+// How the learned rate moves after a refusal that came with a Retry-After
+// (the server said how long to wait). The measurements that chose each
+// value are in docs/benchmarks.md ("The pacer's constants").
 const (
-	// paceCut is how much of the pace of the moment a refusal leaves at
-	// most (a multiplicative decrease). Chosen on the fleet model (fairness
-	// median 0.871 → 0.906 over 20 seeds with the additive step) and the
-	// e2e quota test (4.2 % refused, 90.7 % used).
+	// paceCut is how much of the pace of the moment such a refusal leaves
+	// at most (a multiplicative decrease).
 	paceCut = 0.6
 	// paceStepRequests is how many requests a second the pace gains every
-	// second since the last refusal (an additive increase, in requests/s
-	// per second): the same for every exporter sharing a quota, whatever
-	// its pace, so that one with a low pace gains on one with a high pace.
-	// It is small, so that a single exporter with a small quota is not
-	// refused more often for it. Chosen with paceCut.
+	// second since such a refusal (an additive increase, in requests/s per
+	// second): the same for every exporter sharing a quota, whatever its
+	// pace, so that one with a low pace gains on one with a high pace.
 	paceStepRequests = 0.15
 	// paceProbe is how fast the rate also grows in proportion to the
 	// ceiling: by paceProbe times the square of the seconds since the last
-	// refusal (0.5 % after a second, 4.5 % after 3, twice the ceiling after
-	// 14), as TCP CUBIC does with its window. A ceiling learned too low is
-	// left behind in seconds, however high it is.
+	// refusal (0.5 % after a second, 4.5 % after 3), as TCP CUBIC does
+	// with its window. A ceiling learned too low is left behind in
+	// seconds, however high it is.
 	paceProbe = 0.005
 	// slowStartDoubling is how long the pace takes to double in a slow
-	// start (the fleet's second after a window: at most the bucket's burst
-	// plus one probe per collector).
+	// start.
 	slowStartDoubling = time.Second
-	// acceptWindow is how far back the accepted rate is measured at the
-	// first refusal; firstRefusalSpan is the shortest time it is spread
-	// over, so that a burst the backend had banked does not pass for its
-	// rate.
+	// acceptWindow is how far back the accepted rate and the refused share
+	// are measured; firstRefusalSpan is the shortest time the accepted
+	// rate is spread over, so that a burst the backend had banked does not
+	// pass for its rate.
 	acceptWindow     = 2 * time.Second
 	firstRefusalSpan = time.Second
 	// minCutElapsed is the shortest time a cut spreads what was accepted
@@ -46,6 +42,60 @@ const (
 	// maxDoublings bounds a slow start's exponent, so that the pace stays
 	// finite however long a slow start lasts unrefused.
 	maxDoublings = 60
+)
+
+// How the learned rate moves after a refusal without a hint: a bare 429,
+// or a 502, 503 or 504 while the backend accepts other requests. Such an
+// answer says less than a Retry-After: it may come from a limit the pace
+// crossed, or from a backend that refuses a share of requests whatever the
+// pace (a busy shard, load shedding). The measurements that chose each
+// value are in docs/benchmarks.md ("The pacer's constants").
+const (
+	// firstBareCut is how far below the rate requests went at the first
+	// bare refusal (from unlimited) sets the pace.
+	firstBareCut = 0.05
+	// bareMargin is how far below the rate the backend accepted a later
+	// bare cut sets the pace, so that a bucket the pace emptied fills
+	// again.
+	bareMargin = 0.05
+	// regainRequests and minRegain set how long the pace takes to climb
+	// back to the rate the backend accepted after a bare cut (the
+	// plateau): the time of regainRequests requests at that rate, and at
+	// least minRegain. It climbs as a cubic (as TCP CUBIC's window does):
+	// fast at first, slowly near the plateau.
+	regainRequests = 10.0
+	minRegain      = 2 * time.Second
+	// bareProbe is how fast the pace grows past the plateau: by bareProbe
+	// of it times the square of the seconds since Regain ended.
+	bareProbe = 0.05
+	// measureRequests and minBareMeasure: after a bare cut, a bare refusal
+	// cuts again only after the time of measureRequests requests at the
+	// ceiling, and minBareMeasure (what the backend takes at the new pace
+	// is not measured before).
+	measureRequests = 3.0
+	minBareMeasure  = 200 * time.Millisecond
+	// measuredRequests and minMeasured: an accepted rate measured over at
+	// least measuredRequests accepted requests and minMeasured says where
+	// a limit is (refusals below it do not cut; the background share is
+	// measured there); over less, a window's start or a bucket's burst
+	// passes for the limit.
+	measuredRequests = 5.0
+	minMeasured      = time.Second
+	// minBareSpan is the shortest time a rate is measured over at a bare
+	// cut.
+	minBareSpan = 100 * time.Millisecond
+	// maxBackground bounds the background share, so that a backend that
+	// refuses nearly everything still slows the pace; backgroundMemory is
+	// how much of its counts each measured cut keeps (older cuts weigh
+	// less).
+	maxBackground    = 0.6
+	backgroundMemory = 0.8
+	// shareTolerance: a bare refusal cuts only when the share refused since
+	// the last cut is above shareTolerance times the background share.
+	shareTolerance = 1.2
+	// concurrencyGrowth is how long a learned concurrency limit stays
+	// before it grows by one request.
+	concurrencyGrowth = 10 * time.Second
 )
 
 // RateMode is the rate controller's state.
@@ -85,14 +135,37 @@ type RateState struct {
 	Epoch uint64
 	// AcceptedRun is how many items were accepted since Since.
 	AcceptedRun int
+	// Answered and RefusedRun count the answers since Since, and the bare
+	// refusals among them.
+	Answered, RefusedRun int
 	// ItemsPerRequest is the size of the last request answered.
 	ItemsPerRequest int
 	// FirstAccepted is the first acceptance since the pace was last
 	// unlimited.
 	FirstAccepted time.Time
+
+	// Bare is set when the last cut came from a refusal without a hint.
+	// The pace then climbs from Ceiling back to Plateau, the rate the
+	// backend was seen to accept, over Regain, and past it after.
+	Bare    bool
+	Plateau float64
+	Regain  time.Duration
+	// Measured is set when Plateau was measured between two refusals
+	// (a bucket is empty at both): then a limit refuses nothing at a pace
+	// below it, and what is refused there is refused whatever the pace.
+	// BackgroundAnswered and BackgroundRefused count those answers, and the
+	// bare refusals among them (older cuts' counts weigh less).
+	Measured                              bool
+	BackgroundAnswered, BackgroundRefused float64
+
+	// Concurrency is the most requests the backend was seen to take at
+	// once, learned from refusals that came only with more in flight; 0
+	// when no such limit was seen. ConcurrencySince is when it was set.
+	Concurrency      int
+	ConcurrencySince time.Time
 }
 
-// Refusal is a throttled answer, as the rate controller learns from it.
+// Refusal is a refused answer, as the rate controller learns from it.
 type Refusal struct {
 	// At is when the answer came, Sent when its request left.
 	At, Sent time.Time
@@ -100,35 +173,76 @@ type Refusal struct {
 	Items int
 	// Probe is set when the request was the probe of a throttle hold.
 	Probe bool
+	// Bare is set for an answer without a hint (a 429 without a usable
+	// Retry-After, a 502, 503 or 504); Shed for a 502, 503 or 504.
+	Bare, Shed bool
 	// Recent is how many items were accepted within acceptWindow before
-	// At (the measure of the first refusal).
-	Recent int
+	// At, and RecentSent how many were sent, as far as their answers tell
+	// (accepted, or refused without a hint).
+	Recent, RecentSent int
+	// InFlight is how many requests were in flight when this one left
+	// (itself included), and MaxAcceptedInFlight the most with which a
+	// request accepted within acceptWindow left.
+	InFlight, MaxAcceptedInFlight int
 }
 
 // At is the state at now: a pace QuietPeriod after its last cut is
-// forgotten and the destination is unlimited again.
+// forgotten and the destination is unlimited again; so is a concurrency
+// limit QuietPeriod after it was set.
 func (s RateState) At(now time.Time, quiet time.Duration) RateState {
+	if s.Concurrency > 0 && now.Sub(s.ConcurrencySince) >= quiet {
+		s.Concurrency, s.ConcurrencySince = 0, time.Time{}
+	}
 	if s.Mode == RateUnlimited || now.Sub(s.Since) < quiet {
 		return s
 	}
-	return RateState{Epoch: s.Epoch, ItemsPerRequest: s.ItemsPerRequest}
+	return RateState{Epoch: s.Epoch, ItemsPerRequest: s.ItemsPerRequest,
+		BackgroundAnswered: s.BackgroundAnswered, BackgroundRefused: s.BackgroundRefused,
+		Concurrency: s.Concurrency, ConcurrencySince: s.ConcurrencySince}
 }
 
 // Rate is the pace at now in items per second, 0 when unlimited: in a
-// slow start, Ceiling doubled every slowStartDoubling; when paced, Ceiling
-// plus paceStepRequests requests a second for every second since Since,
-// plus paceProbe of Ceiling times the square of those seconds.
+// slow start, Ceiling doubled every slowStartDoubling; after a bare cut,
+// a cubic from Ceiling through Plateau at Regain; otherwise, Ceiling plus
+// paceStepRequests requests a second for every second since Since, plus
+// paceProbe of Ceiling times the square of those seconds.
 func (s RateState) Rate(now time.Time) float64 {
 	// (Callers may read the clock before the state was last changed: now
 	// may be a little before Since.)
 	sec := max(now.Sub(s.Since).Seconds(), 0)
-	switch s.Mode {
-	case RateSlowStart:
+	switch {
+	case s.Mode == RateSlowStart:
 		return s.Ceiling * math.Exp2(min(sec/slowStartDoubling.Seconds(), maxDoublings))
-	case RatePaced:
+	case s.Mode == RatePaced && s.Bare:
+		k := max(s.Regain.Seconds(), 1e-3)
+		if sec <= k {
+			x := 1 - sec/k
+			return s.Plateau - (s.Plateau-s.Ceiling)*x*x*x
+		}
+		return s.Plateau * (1 + bareProbe*(sec-k)*(sec-k))
+	case s.Mode == RatePaced:
 		return s.Ceiling*(1+paceProbe*sec*sec) + requestsToItems(paceStepRequests, s.ItemsPerRequest)*sec
 	}
 	return 0
+}
+
+// ConcurrencyAt is the most requests that may be in flight at now, 0 for
+// no limit: the learned limit, one more for every concurrencyGrowth since
+// it was set.
+func (s RateState) ConcurrencyAt(now time.Time) int {
+	if s.Concurrency == 0 {
+		return 0
+	}
+	return s.Concurrency + int(max(now.Sub(s.ConcurrencySince), 0)/concurrencyGrowth)
+}
+
+// Background is the share of requests the backend refuses whatever the
+// pace: of those answered at a pace below a measured accepted rate.
+func (s RateState) Background() float64 {
+	if s.BackgroundAnswered < 1 {
+		return 0
+	}
+	return min(s.BackgroundRefused/s.BackgroundAnswered, maxBackground)
 }
 
 // requestsToItems converts a rate in requests a second into items a second
@@ -148,8 +262,13 @@ func (s RateState) Reserve(now time.Time, items int) (RateState, time.Time, Pace
 	if s.Next.After(at) {
 		at, source = s.Next, PaceRate
 	}
-	s.Next = at.Add(time.Duration(float64(items) / s.Rate(at) * float64(time.Second)))
+	s.Next = at.Add(interval(items, s.Rate(at)))
 	return s, at, source
+}
+
+// interval is how long items take at rate items a second.
+func interval(items int, rate float64) time.Duration {
+	return time.Duration(float64(items) / rate * float64(time.Second))
 }
 
 // Accepted counts a request of items items the backend accepted.
@@ -159,43 +278,153 @@ func (s RateState) Accepted(now time.Time, items int) RateState {
 	}
 	s.AcceptedRun += items
 	s.ItemsPerRequest = items
+	return s.background(now, false)
+}
+
+// background counts an answer towards the background share when the pace
+// is below a measured accepted rate.
+func (s RateState) background(now time.Time, refused bool) RateState {
+	s.Answered++
+	if refused {
+		s.RefusedRun++
+	}
+	if s.Measured && s.Rate(now) <= s.Plateau {
+		s.BackgroundAnswered++
+		if refused {
+			s.BackgroundRefused++
+		}
+	}
 	return s
 }
 
-// Refused learns from a throttled answer. At the first refusal (from
-// unlimited) the ceiling is what was accepted over the last acceptWindow,
-// or since the first acceptance if that is more recent (over at least
-// firstRefusalSpan); with nothing accepted there is nothing to learn yet.
-// Later, a refusal of a request sent after the last cut cuts the pace to
-// what was accepted since that cut over the time since (a token bucket is
-// empty at both refusals, so that is its rate), and to at most paceCut of
-// the pace of the moment, which was too much; a slow start's pace doubled
-// away from what it had accepted, which is all there is to go by, and is
-// not cut further. A request in flight with the one whose refusal made the
-// last cut, and a hold's probe (its refusal only says the hold goes on),
-// cut nothing. The ceiling is never below one request a second.
+// Refused learns from a refused answer.
+//
+// A refusal that came with more requests in flight than any the backend
+// accepted lately (and more than one) says the backend takes only so many
+// at once: the concurrency limit becomes the most it accepted, and the
+// pace is not cut.
+//
+// A refusal with a Retry-After: at the first (from unlimited) the ceiling
+// is what was accepted over the last acceptWindow, or since the first
+// acceptance if that is more recent (over at least firstRefusalSpan); with
+// nothing accepted there is nothing to learn yet. Later, a refusal of a
+// request sent after the last cut cuts the pace to what was accepted since
+// that cut over the time since (a token bucket is empty at both refusals,
+// so that is its rate), and to at most paceCut of the pace of the moment,
+// which was too much; a slow start's pace doubled away from what it had
+// accepted, which is all there is to go by, and is not cut further. A
+// request in flight with the one whose refusal made the last cut, and a
+// hold's probe (its refusal only says the hold goes on), cut nothing. The
+// ceiling is never below one request a second.
+//
+// A bare refusal: see bareCut.
 func (s RateState) Refused(r Refusal) RateState {
 	s.ItemsPerRequest = r.Items
+	if r.Bare && !r.Shed {
+		s = s.background(r.At, true)
+	}
+	if r.InFlight > 1 && r.MaxAcceptedInFlight > 0 && r.InFlight > r.MaxAcceptedInFlight {
+		// More in flight than the backend was seen to accept at once.
+		if c := s.ConcurrencyAt(r.At); c == 0 || r.MaxAcceptedInFlight < c {
+			s.Concurrency, s.ConcurrencySince = r.MaxAcceptedInFlight, r.At
+		}
+		return s
+	}
+	if s.Mode == RatePaced && (r.Probe || !r.Sent.After(s.Since)) {
+		return s
+	}
 	floor := float64(max(r.Items, 1))
+	if r.Bare && s.Mode != RateSlowStart {
+		return s.bareCut(r, floor)
+	}
+	elapsed := max(r.At.Sub(s.Since), minCutElapsed)
+	var ceiling float64
 	switch s.Mode {
 	case RateUnlimited:
 		if r.Recent == 0 {
 			return s
 		}
 		span := min(acceptWindow, max(firstRefusalSpan, r.At.Sub(s.FirstAccepted)))
-		return s.restart(r.At, max(float64(r.Recent)/span.Seconds(), floor), RatePaced)
-	case RatePaced:
-		if r.Probe || !r.Sent.After(s.Since) {
-			return s
-		}
+		ceiling = float64(r.Recent) / span.Seconds()
+	case RateSlowStart:
+		ceiling = min(float64(s.AcceptedRun)/elapsed.Seconds(), s.Rate(r.At))
+	default:
+		ceiling = min(float64(s.AcceptedRun)/elapsed.Seconds(), paceCut*s.Rate(r.At))
 	}
-	elapsed := max(r.At.Sub(s.Since), minCutElapsed).Seconds()
-	cut := paceCut
-	if s.Mode == RateSlowStart {
-		cut = 1
-	}
-	ceiling := min(float64(s.AcceptedRun)/elapsed, cut*s.Rate(r.At))
 	return s.restart(r.At, max(ceiling, floor), RatePaced)
+}
+
+// bareCut is Refused for a bare refusal of a request sent after the last
+// cut (a 429 without a usable Retry-After, or a 502, 503 or 504 while the
+// backend takes others). With nothing accepted lately there is nothing to
+// learn. Within measureRequests requests of a bare cut, it is too soon to
+// tell what the backend takes at the new pace: no cut. The first refusal
+// (from unlimited), and any 502, 503 or 504, hold the pace a firstBareCut
+// below the rate requests were going at and climb back to it: that slows a
+// shedding backend without halving the pace at every cut. A 429 at a pace
+// below a measured accepted rate, or no more often than the background
+// share, cuts nothing: no limit refuses there, so the backend refuses a
+// share whatever the pace (its background share is measured there).
+// Otherwise the pace drops a bareMargin below the rate the backend
+// accepted since the last cut (over the last acceptWindow when it accepted
+// nothing since), grossed up by the background share, and climbs back to
+// it over Regain.
+func (s RateState) bareCut(r Refusal, floor float64) RateState {
+	if s.Mode == RateUnlimited && r.Recent == 0 {
+		return s
+	}
+	elapsed := r.At.Sub(s.Since)
+	if s.Mode != RateUnlimited && s.Bare && elapsed < max(minBareMeasure, time.Duration(measureRequests*float64(interval(s.ItemsPerRequest, s.Ceiling)))) {
+		// Too soon to tell what the backend takes at this pace.
+		return s
+	}
+	if s.Mode == RateUnlimited || r.Shed {
+		// The first, and a 502, 503 or 504 (shedding is no limit to
+		// learn): the pace holds a firstBareCut below the rate requests
+		// were going at, and climbs back to it.
+		span := s.span(r.At, minBareSpan, acceptWindow).Seconds()
+		sent := max((1-firstBareCut)*float64(r.RecentSent)/span, floor)
+		return s.bare(r.At, sent, sent/(1-firstBareCut), false)
+	}
+	bg := s.Background()
+	if s.Measured && (s.Rate(r.At) <= s.Plateau || float64(s.RefusedRun) <= shareTolerance*bg*float64(s.Answered)) {
+		// Below the rate the backend took, or refused no more often than
+		// whatever the pace: not a limit.
+		return s
+	}
+	// What the backend took since the last cut (between two refusals,
+	// where a bucket is empty at both); when it took nothing since (a
+	// window that ran out), over the last acceptWindow. Only a run of at
+	// least measuredRequests requests over at least minMeasured says
+	// where a limit is: a window's start, or a bucket's burst, lets more
+	// through for a moment.
+	accepted := float64(r.Recent) / s.span(r.At, minBareSpan, acceptWindow).Seconds()
+	if s.AcceptedRun > 0 {
+		accepted = float64(s.AcceptedRun) / elapsed.Seconds()
+	}
+	measured := float64(s.AcceptedRun) >= measuredRequests*float64(max(s.ItemsPerRequest, 1)) && elapsed >= minMeasured
+	accepted = max(accepted/(1-bg), floor)
+	s.BackgroundAnswered *= backgroundMemory
+	s.BackgroundRefused *= backgroundMemory
+	return s.bare(r.At, min((1-bareMargin)*accepted, s.Rate(r.At)), accepted, measured)
+}
+
+// span is how long before at a measure over window reaches: window, or
+// since the first acceptance when that is more recent, and at least least.
+func (s RateState) span(at time.Time, least, window time.Duration) time.Duration {
+	return min(window, max(least, at.Sub(s.FirstAccepted)))
+}
+
+// bare starts the curve of a bare cut at now: from ceiling back to plateau
+// over Regain, and past it after.
+func (s RateState) bare(now time.Time, ceiling, plateau float64, measured bool) RateState {
+	s = s.restart(now, ceiling, RatePaced)
+	s.Bare, s.Plateau, s.Measured = true, max(plateau, ceiling), measured
+	s.Regain = max(minRegain, time.Duration(regainRequests*float64(interval(s.ItemsPerRequest, s.Plateau))))
+	// The refusal shows the backend at its limit now: the next request
+	// leaves one interval later.
+	s.Next = now.Add(interval(s.ItemsPerRequest, ceiling))
+	return s
 }
 
 // HoldEnded starts a slow start at one request of items items a second
@@ -214,7 +443,8 @@ func (s RateState) HoldEnded(now time.Time, items int) RateState {
 // voids the slots booked so far.
 func (s RateState) restart(now time.Time, ceiling float64, mode RateMode) RateState {
 	s.Mode, s.Ceiling = mode, ceiling
-	s.Since, s.Next, s.AcceptedRun = now, now, 0
+	s.Since, s.Next, s.AcceptedRun, s.Answered, s.RefusedRun = now, now, 0, 0, 0
+	s.Bare, s.Plateau, s.Regain, s.Measured = false, 0, 0, false
 	s.Epoch++
 	return s
 }

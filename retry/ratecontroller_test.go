@@ -25,6 +25,19 @@ func TestRateTransitions(t *testing.T) {
 	refusal := func(at, sent float64) retry.Refusal {
 		return retry.Refusal{At: sec(at), Sent: sec(sent), Items: 100}
 	}
+	bareRefusal := func(at float64) retry.Refusal {
+		return retry.Refusal{At: sec(at), Sent: sec(at - 0.01), Items: 100, Bare: true}
+	}
+	// bare is the state a bare cut at t0 left: 950 items a second,
+	// climbing back to the 1000 the backend took over 2 s; acceptedRun
+	// items accepted since in answered answers, refused of them bare
+	// refusals.
+	bare := func(acceptedRun, answered, refused int) retry.RateState {
+		return retry.RateState{Mode: retry.RatePaced, Ceiling: 950, Since: t0, Next: t0.Add(105263157), Epoch: 1,
+			AcceptedRun: acceptedRun, Answered: answered, RefusedRun: refused, ItemsPerRequest: 100, FirstAccepted: sec(-10),
+			Bare: true, Plateau: 1000, Regain: 2 * time.Second, Measured: true}
+	}
+	with := func(s retry.RateState, f func(*retry.RateState)) retry.RateState { f(&s); return s }
 	tests := []struct {
 		name  string
 		from  retry.RateState
@@ -35,7 +48,7 @@ func TestRateTransitions(t *testing.T) {
 			name:  "unlimited, accepted: counted, to learn from at the first refusal",
 			from:  retry.RateState{},
 			event: func(s retry.RateState) retry.RateState { return s.Accepted(t0, 100) },
-			want:  retry.RateState{AcceptedRun: 100, ItemsPerRequest: 100, FirstAccepted: t0},
+			want:  retry.RateState{AcceptedRun: 100, Answered: 1, ItemsPerRequest: 100, FirstAccepted: t0},
 		},
 		{
 			name: "unlimited, refused with nothing accepted: nothing to learn, still unlimited",
@@ -85,7 +98,7 @@ func TestRateTransitions(t *testing.T) {
 			name:  "paced, accepted: counted since the cut",
 			from:  paced(300),
 			event: func(s retry.RateState) retry.RateState { return s.Accepted(sec(1), 100) },
-			want:  paced(400),
+			want:  func() retry.RateState { s := paced(400); s.Answered = 1; return s }(),
 		},
 		{
 			name:  "paced, refused after less was accepted than 60 % of the pace: what was accepted binds",
@@ -131,6 +144,95 @@ func TestRateTransitions(t *testing.T) {
 				return s.Refused(r)
 			},
 			want: retry.RateState{Mode: retry.RatePaced, Ceiling: 100, Since: t0, Next: t0, Epoch: 2, ItemsPerRequest: 100},
+		},
+		{
+			name: "unlimited, bare refusal: paced 5 % below the rate requests went at, the next one interval on",
+			from: retry.RateState{FirstAccepted: sec(-10), AcceptedRun: 5000, Answered: 50},
+			event: func(s retry.RateState) retry.RateState {
+				r := bareRefusal(0)
+				r.Recent, r.RecentSent = 1800, 2000
+				return s.Refused(r)
+			},
+			want: retry.RateState{Mode: retry.RatePaced, Ceiling: 950, Since: t0, Next: t0.Add(105263157), Epoch: 1, ItemsPerRequest: 100,
+				FirstAccepted: sec(-10), Bare: true, Plateau: 1000, Regain: 2 * time.Second},
+		},
+		{
+			name:  "bare, refused within three requests of the cut: too soon to tell, no cut",
+			from:  with(bare(100, 1, 0), func(s *retry.RateState) { s.Measured = false }),
+			event: func(s retry.RateState) retry.RateState { return s.Refused(bareRefusal(0.3)) },
+			want:  with(bare(100, 2, 1), func(s *retry.RateState) { s.Measured = false }),
+		},
+		{
+			name:  "bare, refused below the rate the backend took: refused whatever the pace, no cut, counted",
+			from:  with(bare(900, 10, 0), func(s *retry.RateState) { s.BackgroundAnswered = 20 }),
+			event: func(s retry.RateState) retry.RateState { return s.Refused(bareRefusal(1)) },
+			want: with(bare(900, 11, 1), func(s *retry.RateState) {
+				s.BackgroundAnswered, s.BackgroundRefused = 21, 1
+			}),
+		},
+		{
+			name:  "bare, refused past it: 5 % below what the backend took since the cut, climbing back to it",
+			from:  bare(3000, 30, 0),
+			event: func(s retry.RateState) retry.RateState { return s.Refused(bareRefusal(3)) },
+			want: with(bare(0, 0, 0), func(s *retry.RateState) {
+				s.Since, s.Next, s.Epoch = sec(3), sec(3).Add(105263157), 2
+			}),
+		},
+		{
+			name:  "bare, refused past it with nothing accepted since the cut (a window ran out): the last 2 s, not measured",
+			from:  bare(0, 5, 5),
+			event: func(s retry.RateState) retry.RateState { r := bareRefusal(3); r.Recent = 1200; return s.Refused(r) },
+			want: with(bare(0, 0, 0), func(s *retry.RateState) {
+				s.Since, s.Epoch, s.Ceiling, s.Plateau, s.Measured = sec(3), 2, 570, 600, false
+				s.Next = sec(3).Add(175438596)
+				s.Regain = 2 * time.Second
+			}),
+		},
+		{
+			name: "bare 503 (shedding), past the rate the backend took: 5 % below the rate requests went at, not what was accepted",
+			from: bare(3000, 30, 0),
+			event: func(s retry.RateState) retry.RateState {
+				r := bareRefusal(3)
+				r.Shed, r.Recent, r.RecentSent = true, 1200, 2400
+				return s.Refused(r)
+			},
+			want: with(bare(0, 0, 0), func(s *retry.RateState) {
+				s.Since, s.Epoch, s.Ceiling, s.Plateau, s.Measured = sec(3), 2, 1140, 1200, false
+				s.Next = sec(3).Add(87719298)
+			}),
+		},
+		{
+			name: "bare, a background share of a half: grossed up by it",
+			from: with(bare(1500, 29, 19), func(s *retry.RateState) { s.BackgroundAnswered, s.BackgroundRefused = 10, 5 }),
+			// 500 items a second taken, half refused whatever the pace:
+			// 1000 sent; 5 % below, and no more than the pace of the moment
+			event: func(s retry.RateState) retry.RateState { return s.Refused(bareRefusal(3)) },
+			want: with(bare(0, 0, 0), func(s *retry.RateState) {
+				s.Since, s.Next, s.Epoch = sec(3), sec(3).Add(105263157), 2
+				s.BackgroundAnswered, s.BackgroundRefused = 8, 4
+			}),
+		},
+		{
+			name:  "bare, refused past it but no more often than the background share: no cut",
+			from:  with(bare(1500, 29, 9), func(s *retry.RateState) { s.BackgroundAnswered, s.BackgroundRefused = 10, 5 }),
+			event: func(s retry.RateState) retry.RateState { return s.Refused(bareRefusal(3)) },
+			want:  with(bare(1500, 30, 10), func(s *retry.RateState) { s.BackgroundAnswered, s.BackgroundRefused = 10, 5 }),
+		},
+		{
+			name: "refused with more in flight than the backend was seen to accept at once: a concurrency limit, the pace kept",
+			from: paced(300),
+			event: func(s retry.RateState) retry.RateState {
+				r := refusal(1, 0.9)
+				r.InFlight, r.MaxAcceptedInFlight = 3, 2
+				return s.Refused(r)
+			},
+			want: with(paced(300), func(s *retry.RateState) { s.Concurrency, s.ConcurrencySince = 2, sec(1) }),
+		},
+		{
+			name:  "a concurrency limit a quiet period old: forgotten",
+			from:  retry.RateState{Concurrency: 2, ConcurrencySince: t0, Epoch: 3},
+			event: func(s retry.RateState) retry.RateState { return s.At(sec(60), time.Minute) },
+			want:  retry.RateState{Epoch: 3},
 		},
 		{
 			name:  "paced, within the quiet period: unchanged",
@@ -211,4 +313,30 @@ func TestRateReserve(t *testing.T) {
 	assert.Equal(t, t0, at)
 	assert.Equal(t, retry.PaceNone, source)
 	assert.Equal(t, retry.RateState{}, u, "nothing booked when unlimited")
+}
+
+// TestRateBareCurve: after a bare cut the pace climbs back from the ceiling
+// to the plateau over Regain as a cubic (fast at first), then past it.
+func TestRateBareCurve(t *testing.T) {
+	s := retry.RateState{Mode: retry.RatePaced, Bare: true, Ceiling: 900, Plateau: 1000, Since: t0, Regain: 2 * time.Second, ItemsPerRequest: 100}
+	for _, tt := range []struct {
+		after time.Duration
+		want  float64
+	}{
+		{0, 900},
+		{time.Second, 1000 - 100*0.125}, // half way: seven eighths of the climb
+		{2 * time.Second, 1000},
+		{4 * time.Second, 1000 * (1 + 0.05*4)}, // past it: 5 % × s² since
+	} {
+		assert.InDelta(t, tt.want, s.Rate(t0.Add(tt.after)), 1e-9, "%s after the cut", tt.after)
+	}
+}
+
+// TestRateConcurrencyGrows: a learned concurrency limit grows by one every
+// 10 s, so that a limit learned too low is left behind.
+func TestRateConcurrencyGrows(t *testing.T) {
+	s := retry.RateState{Concurrency: 2, ConcurrencySince: t0}
+	assert.Equal(t, 2, s.ConcurrencyAt(t0.Add(9*time.Second)))
+	assert.Equal(t, 3, s.ConcurrencyAt(t0.Add(10*time.Second)))
+	assert.Equal(t, 0, retry.RateState{}.ConcurrencyAt(t0), "none learned: no limit")
 }

@@ -108,10 +108,17 @@ func TestStoredMatricesInDocs(t *testing.T) {
 	}
 }
 
-// TestStoredBareFleetInDocs: the rows of the bare-limiter fleet's table
-// in docs/benchmarks.md are the stored runs' figures.
+// TestStoredBareFleetInDocs: the rows of the bare-limiter fleet's tables
+// in docs/benchmarks.md (before and after the pacer learned any limiter)
+// are the stored runs' figures.
 func TestStoredBareFleetInDocs(t *testing.T) {
-	b, err := os.ReadFile("../../docs/scenariobench-fleet-bare-before.json")
+	for _, name := range []string{"scenariobench-fleet-bare-before.json", "scenariobench-fleet-bare.json"} {
+		t.Run(name, func(t *testing.T) { checkStoredBareFleet(t, name) })
+	}
+}
+
+func checkStoredBareFleet(t *testing.T, name string) {
+	b, err := os.ReadFile("../../docs/" + name)
 	if err != nil {
 		t.Skip(err)
 	}

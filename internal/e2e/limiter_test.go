@@ -15,19 +15,21 @@ import (
 
 // Issue 15's goals for a cell with a limit: at most 5 % of the requests
 // refused, at least 90 % of the limit used, nothing lost (bench.GoalRefused,
-// bench.GoalUsed). The pacer of 2026-12-01 (main f2762a3) meets the
-// first and the last but uses about half of a bare-429 request-rate limit
-// and a third of a concurrency limit (docs/benchmarks.md, the limiter
-// matrix), so each test asserts its own floor for the share used: what
-// the pacer reaches today, with a margin; raise it to bench.GoalUsed when
-// the pacer meets the goal.
+// bench.GoalUsed). The pacer meets them behind a bare-429 request-rate
+// limiter (99.6 % used, 2.4 % refused in the run and the model of
+// docs/benchmarks.md); behind a concurrency limit it uses 58 %: the first
+// refusals come before anything is accepted (a refusal is answered at once,
+// an accepted request after 100 ms), so the destination holds for
+// retry_after::default before the limit is learned. That test asserts its
+// own floor, with a margin; raise it to bench.GoalUsed when the pacer
+// meets the goal.
 const (
 	// gcraUsedFloor is the least share of a bare-429 GCRA's limit used.
-	// Today: 45-50 % (model and runs).
-	gcraUsedFloor = 0.35
+	gcraUsedFloor = bench.GoalUsed
 	// inFlightUsedFloor is the least share of an in-flight limit used.
-	// Today: 33-39 %.
-	inFlightUsedFloor = 0.25
+	// Today: 58-59 % (model and run); before the pacer learned a
+	// concurrency limit, 33 %.
+	inFlightUsedFloor = 0.45
 )
 
 // TestBareRequestRateLimiter offers a GCRA of 50 requests/s (a burst of

@@ -253,13 +253,13 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.OtlpHTTPRetryPacingCeiling, err = builder.meter.Float64ObservableGauge(
 		"otelcol_otlp_http_retry_pacing_ceiling",
-		metric.WithDescription("The ceiling the destination's pacer learned: what the backend accepted between its last two refusals (after a window that taught nothing, the slow start's first pace), in items per second; 0 while the destination is unlimited. [Alpha]"),
+		metric.WithDescription("The pace the destination's pacer set at its last cut, in items per second: after a refusal with Retry-After, what the backend accepted between its last two refusals (at most 60 % of the pace of the moment); after a refusal without a hint, 5 % below the rate the backend accepted (grossed up by the share it refuses whatever the pace); after a window that taught nothing, the slow start's first pace; 0 while the destination is unlimited. [Alpha]"),
 		metric.WithUnit("{item}/s"),
 	)
 	errs = errors.Join(errs, err)
 	builder.OtlpHTTPRetryPacingRate, err = builder.meter.Float64ObservableGauge(
 		"otelcol_otlp_http_retry_pacing_rate",
-		metric.WithDescription("The pace requests to the destination leave at now, in items per second: the ceiling after a refusal, then growing past it; 0 while the destination is unlimited. [Alpha]"),
+		metric.WithDescription("The pace requests to the destination leave at now, in items per second: the ceiling at a cut, then growing (after a refusal without a hint, back to the rate the backend accepted within a few seconds, then past it); 0 while the destination is unlimited. [Alpha]"),
 		metric.WithUnit("{item}/s"),
 	)
 	errs = errors.Join(errs, err)

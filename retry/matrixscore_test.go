@@ -1,0 +1,233 @@
+// Copyright The otlphttpretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package retry_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/otlphttpretry/otlphttpretry/internal/limiter"
+	"github.com/otlphttpretry/otlphttpretry/internal/scenario"
+	"github.com/otlphttpretry/otlphttpretry/retry"
+)
+
+// coreRetry is the core exporter's retry sender as exporterhelper v0.165
+// runs it for otlp_http: after a 429, 502, 503 or 504 it waits the
+// exponential backoff (5 s × 1.5^n, ± 50 %, at most 30 s), or the
+// Retry-After of a 429 or 503 when that is longer, for 300 s in all; any
+// other status drops.
+func coreRetry(rng func() float64, send func(attempt int) retry.Response) retry.OutcomeKind {
+	start := time.Now()
+	interval := 5 * time.Second
+	for attempt := 1; ; attempt++ {
+		r := send(attempt)
+		if r.Status >= 200 && r.Status < 300 {
+			return retry.Delivered
+		}
+		if r.Status != 429 && r.Status != 502 && r.Status != 503 && r.Status != 504 {
+			return retry.Dropped
+		}
+		wait := time.Duration(float64(interval) * (0.5 + rng()))
+		interval = min(time.Duration(float64(interval)*1.5), 30*time.Second)
+		if ra := r.Header.Get("Retry-After"); ra != "" && (r.Status == 429 || r.Status == 503) {
+			if s, err := strconv.Atoi(ra); err == nil {
+				wait = max(wait, time.Duration(s)*time.Second)
+			}
+		}
+		if time.Since(start)+wait > 300*time.Second {
+			return retry.Dropped
+		}
+		time.Sleep(wait)
+	}
+}
+
+// runScore is cellModel.run, or with core set the same cell through the
+// core exporter's retry (coreRetry) in place of the loop: the model of
+// both exporters that scores the pacer against every goal of the issue,
+// "no later than core" included.
+func runScore(m cellModel, seed uint64, core bool) cellFigures {
+	if !core {
+		return m.run(seed)
+	}
+	c := m.Cell
+	spec := c.Limiter
+	spec.Seed = seed
+	lim, _ := limiter.New(spec)
+	backend := &cellBackend{lim: lim, latency: c.Latency, accepted: map[int]time.Time{}}
+	req := limiter.Request{Items: c.Batch, Bytes: scenario.BatchWireBytes(c.Batch)}
+	rng := &lockedRand{r: rand.New(rand.NewPCG(seed, 0x63656c6c))}
+	load := c.Load()
+	start := time.Now()
+	queue := make(chan int, m.QueueSize)
+	var senders, consumers sync.WaitGroup
+	for s := range load.Senders {
+		senders.Go(func() {
+			offset := time.Duration(float64(s) / float64(load.Senders) / load.Rate * float64(time.Second))
+			for k := range load.Batches {
+				time.Sleep(time.Until(start.Add(offset + time.Duration(float64(k)/load.Rate*float64(time.Second)))))
+				for {
+					select {
+					case queue <- s*load.Batches + k:
+					default:
+						time.Sleep(20 * time.Millisecond)
+						continue
+					}
+					break
+				}
+			}
+		})
+	}
+	var mu sync.Mutex
+	f := cellFigures{Start: start}
+	for range m.Consumers {
+		consumers.Go(func() {
+			for batch := range queue {
+				k := coreRetry(rng.Float64, func(attempt int) retry.Response {
+					time.Sleep(m.Network / 2)
+					id := uint64(batch)<<16 | uint64(attempt) //nolint:gosec // G115: batch numbers and attempts are small and never negative
+					r := backend.answer(batch, limiter.Request{Items: req.Items, Bytes: req.Bytes, ID: id})
+					time.Sleep(m.Network / 2)
+					return r
+				})
+				mu.Lock()
+				if k == retry.Delivered {
+					f.delivered++
+				} else {
+					f.Dropped++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	senders.Wait()
+	close(queue)
+	consumers.Wait()
+	f.Spans = load.Senders * load.Batches * c.Batch
+	f.Lost = f.Dropped * c.Batch
+	f.Requests = len(backend.served)
+	var last time.Time
+	for _, s := range backend.served {
+		if !s.Accepted {
+			f.Refused++
+		} else if s.Arrival.After(last) {
+			last = s.Arrival
+		}
+	}
+	if len(backend.served) > 0 {
+		f.First = backend.served[0].Arrival
+	}
+	for _, at := range backend.accepted {
+		if at.After(f.Complete) {
+			f.Complete = at
+		}
+	}
+	d := f.Complete.Sub(start).Seconds()
+	f.DeliverySeconds = &d
+	if used, ok := spec.Used(backend.served, f.First, last); ok {
+		f.Used = &used
+	}
+	return f
+}
+
+func scoreCells() []scenario.Cell {
+	cells := scenario.MatrixCells()
+	if os.Getenv("SCORE_EXTRA") != "" {
+		mk := func(kind limiter.Kind, hint limiter.Hint, rps float64, batch int, d time.Duration) scenario.Cell {
+			s := limiter.Spec{Kind: kind, Hint: hint, Seed: 1}
+			c := scenario.Cell{Batch: batch, Offered: 2 * rps, For: d, Timeout: 45 * time.Second}
+			switch kind {
+			case limiter.TokenItems:
+				s.Rate, s.Burst = rps*float64(batch), rps*float64(batch)
+			case limiter.GCRA:
+				s.Rate, s.Burst = rps, math.Max(2, math.Round(rps/5))
+			}
+			c.Limiter = s
+			c.Name = "x-" + string(kind) + "/" + string(hint) + "/" + strconv.FormatFloat(rps, 'g', -1, 64) + "rps/" + strconv.Itoa(batch)
+			return c
+		}
+		win := func(kind limiter.Kind, hint limiter.Hint, w time.Duration, rps float64, batch int, d time.Duration) scenario.Cell {
+			c := scenario.Cell{Batch: batch, Offered: 2 * rps, For: d, Timeout: 45 * time.Second}
+			c.Limiter = limiter.Spec{Kind: kind, Hint: hint, Limit: int(math.Round(rps * w.Seconds())), Window: w, Seed: 1}
+			c.Name = "x-" + string(kind) + "-" + w.String() + "/" + string(hint) + "/" + strconv.FormatFloat(rps, 'g', -1, 64) + "rps/" + strconv.Itoa(batch)
+			return c
+		}
+		cells = append(cells,
+			mk(limiter.GCRA, limiter.HintNone, 10, 500, 6*time.Second),
+			mk(limiter.GCRA, limiter.HintNone, 5, 1000, 10*time.Second),
+			mk(limiter.GCRA, limiter.HintRetryAfter, 10, 500, 6*time.Second),
+			mk(limiter.TokenItems, limiter.HintRetryAfter, 4, 500, 20*time.Second),
+			mk(limiter.TokenItems, limiter.HintRateLimit, 4, 500, 20*time.Second),
+			mk(limiter.TokenItems, limiter.HintNone, 4, 500, 10*time.Second),
+			win(limiter.SlidingWindow, limiter.HintNone, time.Second, 10, 200, 6*time.Second),
+			win(limiter.FixedWindow, limiter.HintNone, time.Second, 50, 50, 6*time.Second),
+		)
+	}
+	filter := os.Getenv("SCORE_CELLS")
+	if filter == "" {
+		return cells
+	}
+	var out []scenario.Cell
+	for _, c := range cells {
+		for _, p := range strings.Split(filter, ",") {
+			if strings.Contains(c.Name, p) || c.Name == "unlimited/none/20rps/100" {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// TestScore judges every cell of the matrix (and with SCORE_EXTRA eight more
+// that bound the space further) over SCORE_SEEDS seeds, ours against the
+// core model on the same seed, and prints each cell's worst seed and the
+// worst cell (SCORE_CELLS: only the cells whose names contain one of its
+// comma-separated parts). It asserts nothing; docs/benchmarks.md has its
+// runs.
+func TestScore(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("SCORE_SEEDS"))
+	if n == 0 {
+		t.Skip("set SCORE_SEEDS")
+	}
+	refs := map[string][]cellFigures{}
+	fails := 0
+	worstName, worstVal := "", scenario.Ratio(0)
+	for _, c := range scoreCells() {
+		var worst scenario.Verdict
+		var wf cellFigures
+		for seed := range n {
+			var o, k cellFigures
+			synctest.Test(t, func(*testing.T) { o = runScore(newCellModel(c), uint64(seed), false) }) //nolint:gosec // G115: seeds are small and never negative
+			synctest.Test(t, func(*testing.T) { k = runScore(newCellModel(c), uint64(seed), true) })  //nolint:gosec // G115: as above
+			if c.Limiter.Kind == limiter.Unlimited {
+				refs[c.Name] = append(refs[c.Name], o)
+			}
+			var ref *scenario.CellFigures
+			if r := refs[c.Reference]; len(r) > seed {
+				ref = &r[seed].CellFigures
+			}
+			v := scenario.Judge(c, "ours", o.CellFigures, &k.CellFigures, ref)
+			if seed == 0 || v.Worst > worst.Worst {
+				worst, wf = v, o
+			}
+		}
+		mark := "ok  "
+		if !worst.Met() {
+			mark = "FAIL"
+			fails++
+		}
+		if worst.Worst > worstVal {
+			worstVal, worstName = worst.Worst, c.Name
+		}
+		t.Logf("%s %-40s %.2f %s | %s", mark, c.Name, worst.Worst, wf, worst.Missed())
+	}
+	t.Logf("failing %d; worst %s %.2f", fails, worstName, worstVal)
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/otlphttpretry/otlphttpretry/retry/retrytest"
 )
@@ -26,7 +27,14 @@ func TestShutdownGivesAPacedPayloadItsAttempt(t *testing.T) {
 	h := startTracesWithID(t, cfg, clock)
 
 	require.NoError(t, h.consume(3))
-	require.Eventually(t, func() bool { return len(srv.got()) == 1 }, 10*time.Second, time.Millisecond, "the first goes: nothing is known yet")
+	// The first goes: nothing is known yet. Wait until its attempt is
+	// recorded, which comes after the pacer read its answer's headers, not
+	// only until the backend got it.
+	require.Eventually(t, func() bool {
+		m, err := h.tel.GetMetric(mAttempts)
+		return err == nil && len(m.Data.(metricdata.Sum[int64]).DataPoints) == 1
+	}, 10*time.Second, time.Millisecond, "the first attempt is recorded")
+	require.Len(t, srv.got(), 1)
 	require.NoError(t, h.consume(4))
 	require.True(t, clock.WaitForTimers(1, 10*time.Second), "the second waits: the headers say the quota is spent")
 

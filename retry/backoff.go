@@ -11,15 +11,15 @@ import (
 // maxWait is the longest time.Duration: every wait saturates there.
 const maxWait = time.Duration(math.MaxInt64)
 
-// BackoffDelay is the wait after the n-th failure on the backoff path
+// backoffDelay is the wait after the n-th failure on the backoff path
 // (n >= 1): InitialInterval x Multiplier^(n-1), no more than MaxInterval,
-// plus jitter x Jitter, where jitter is a number in [0, 1).
+// plus jitter x Jitter (the config's), where jitter is a number in [0, 1).
 //
 // It saturates rather than wraps: whatever the config and n, the result is
 // between 0 and the largest time.Duration. An n below 1 counts as 1, a
 // negative interval as 0, and a multiplier that is not a number as one that
 // has already reached MaxInterval.
-func BackoffDelay(c BackoffConfig, n int, jitter float64) time.Duration {
+func backoffDelay(c BackoffConfig, n int, jitter float64) time.Duration {
 	ceiling := max(c.MaxInterval, 0)
 	n = max(n, 1)
 	d := ceiling
@@ -29,13 +29,13 @@ func BackoffDelay(c BackoffConfig, n int, jitter float64) time.Duration {
 	if base < float64(ceiling) {
 		d = time.Duration(base)
 	}
-	return addSaturating(d, Jitter(c.Jitter, jitter))
+	return addSaturating(d, scaleJitter(c.Jitter, jitter))
 }
 
-// Jitter scales bound by r in [0, 1). It saturates: r is clamped to [0, 1]
+// scaleJitter scales bound by r in [0, 1). It saturates: r is clamped to [0, 1]
 // (NaN counts as 0), a negative bound adds nothing, and the result is never
 // above bound.
-func Jitter(bound time.Duration, r float64) time.Duration {
+func scaleJitter(bound time.Duration, r float64) time.Duration {
 	if bound <= 0 || !(r > 0) { // !(r > 0) also catches NaN
 		return 0
 	}

@@ -1,7 +1,7 @@
 // Copyright The otlphttpretry Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package retry // import "github.com/otlphttpretry/otlphttpretry/retry"
+package retry
 
 import (
 	"context"
@@ -29,8 +29,8 @@ func (RealClock) After(d time.Duration) (<-chan time.Time, func()) {
 	return t.C, func() { t.Stop() }
 }
 
-// Sleep waits d on clock, or until ctx is done; it returns ctx.Err() then.
-func Sleep(ctx context.Context, clock Clock, d time.Duration) error {
+// sleepOn waits d on clock, or until ctx is done; it returns ctx.Err() then.
+func sleepOn(ctx context.Context, clock Clock, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}

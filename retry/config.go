@@ -41,9 +41,9 @@ func NewDefaultBackoffConfig() BackoffConfig {
 // Bounds of the backoff path. Each keeps a value Validate accepts from
 // meaning something nobody can want.
 const (
-	// MinBackoffInterval is the floor of backoff::initial_interval (and
+	// minBackoffInterval is the floor of backoff::initial_interval (and
 	// so of every wait on the backoff path).
-	MinBackoffInterval = 100 * time.Millisecond
+	minBackoffInterval = 100 * time.Millisecond
 	// maxMaxAttempts: 100 attempts at the default 30 s ceiling are most of
 	// an hour of retrying one payload on this path.
 	maxMaxAttempts = 100
@@ -69,9 +69,9 @@ func (c *BackoffConfig) Validate() error {
 	case c.MaxAttempts > maxMaxAttempts:
 		errs = append(errs, fmt.Errorf("backoff::max_attempts: %d must be at most %d: that many attempts would keep one payload on this path for hours; use a smaller count", c.MaxAttempts, maxMaxAttempts))
 	}
-	if c.InitialInterval < MinBackoffInterval {
+	if c.InitialInterval < minBackoffInterval {
 		errs = append(errs, fmt.Errorf("backoff::initial_interval: %s must be at least %s, the floor under a payload's backoff wait; "+
-			"a shorter one retries a failing payload faster than any backend can recover", c.InitialInterval, MinBackoffInterval))
+			"a shorter one retries a failing payload faster than any backend can recover", c.InitialInterval, minBackoffInterval))
 	}
 	switch {
 	case math.IsNaN(c.Multiplier) || math.IsInf(c.Multiplier, 0):
@@ -137,9 +137,9 @@ func (c *RetryAfterConfig) Validate() error {
 		errs = append(errs, fmt.Errorf("retry_after::default: %s must not be negative", c.Default))
 	}
 	switch {
-	case c.Max < MinWait:
+	case c.Max < minWait:
 		errs = append(errs, fmt.Errorf("retry_after::max: %s must be at least %s: Retry-After counts whole seconds, "+
-			"and a shorter cap would turn every server's \"wait\" into \"retry now\"", c.Max, MinWait))
+			"and a shorter cap would turn every server's \"wait\" into \"retry now\"", c.Max, minWait))
 	case c.Max > maxSingleWait:
 		errs = append(errs, fmt.Errorf("retry_after::max: %s must be at most %s, the longest single wait this exporter honours", c.Max, maxSingleWait))
 	}

@@ -3,10 +3,10 @@
 
 package retry
 
-// costWindow is how many observations CostEstimator remembers.
+// costWindow is how many observations costEstimator remembers.
 const costWindow = 16
 
-// CostEstimator learns how much of a quota one request consumes, from how
+// costEstimator learns how much of a quota one request consumes, from how
 // the remaining count (RateLimit's r, X-RateLimit-Remaining) falls: the unit
 // of the quota is not given (spans, bytes or requests).
 //
@@ -22,14 +22,14 @@ const costWindow = 16
 // cannot be told from one the server has not updated yet. Negative counts
 // and non-positive request numbers are ignored. The zero value is ready to
 // use; it is not safe for concurrent use.
-type CostEstimator struct {
+type costEstimator struct {
 	falls [costWindow]float64 // per request, newest at falls[(n-1)%costWindow]
 	n     int
 }
 
 // Observe records that the remaining count went from remainingBefore to
 // remainingAfter over requests requests.
-func (e *CostEstimator) Observe(remainingBefore, remainingAfter int64, requests int) {
+func (e *costEstimator) Observe(remainingBefore, remainingAfter int64, requests int) {
 	if requests <= 0 || remainingBefore < 0 || remainingAfter < 0 || remainingAfter >= remainingBefore {
 		return
 	}
@@ -39,7 +39,7 @@ func (e *CostEstimator) Observe(remainingBefore, remainingAfter int64, requests 
 
 // PerRequest is the estimated cost of one request, once something was
 // observed.
-func (e *CostEstimator) PerRequest() (float64, bool) {
+func (e *costEstimator) PerRequest() (float64, bool) {
 	if e.n == 0 {
 		return 0, false
 	}

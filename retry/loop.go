@@ -29,7 +29,7 @@ type Response struct {
 type SendFunc func(ctx context.Context, attempt int) Response
 
 // Loop sends payloads until each is delivered, dropped or interrupted. It
-// only carries out what Policy.Decide says: pass the gate, send, decide,
+// only carries out what Policy.decide says: pass the gate, send, decide,
 // tell the gate, report, wait. One Loop serves every payload of an
 // exporter, concurrently.
 type Loop struct {
@@ -54,16 +54,13 @@ func NewLoop(policy Policy, clock Clock, gate *Gate, observe Observer) *Loop {
 	stopCtx, stop := context.WithCancel(context.Background())
 	l := &Loop{policy: policy, clock: clock, gate: gate, observe: observe, random: rand.Float64, stopCtx: stopCtx, stop: stop}
 	if policy.Pacing.Enabled {
-		l.pacer = gate.Pacer(func() *Pacer { return NewPacer(clock, policy.Pacing, policy.RetryAfter.Max) })
+		l.pacer = gate.Pacer(func() *Pacer { return newPacer(clock, policy.Pacing, policy.RetryAfter.Max) })
 	}
 	return l
 }
 
 // Pacer returns the destination's pacer (nil when pacing is off).
 func (l *Loop) Pacer() *Pacer { return l.pacer }
-
-// SetRandom replaces the jitter source (a function returning [0, 1)).
-func (l *Loop) SetRandom(r func() float64) { l.random = r }
 
 // Stop ends every wait at once; payloads waiting come back Interrupted.
 // After Stop, each payload gets at most one attempt, and none once an
@@ -76,9 +73,6 @@ func (l *Loop) Waiting() int64 { return l.waiting.Load() }
 // Gate returns the destination's gate.
 func (l *Loop) Gate() *Gate { return l.gate }
 
-// Run is RunItems for a payload of one item.
-func (l *Loop) Run(ctx context.Context, send SendFunc) Outcome { return l.RunItems(ctx, 1, send) }
-
 // RunItems sends a payload of items items through send until it is
 // delivered, dropped or interrupted. send gets ctx (never cancelled by
 // Stop, so an attempt in flight completes).
@@ -90,7 +84,7 @@ func (l *Loop) RunItems(ctx context.Context, items int, send SendFunc) Outcome {
 	defer cancel()
 	defer context.AfterFunc(l.stopCtx, cancel)()
 
-	var s State
+	var s payloadState
 	var last Response
 	for {
 		pass, inFlight, err := l.acquire(waitCtx, &s, items)
@@ -120,7 +114,7 @@ func (l *Loop) RunItems(ctx context.Context, items int, send SendFunc) Outcome {
 			return l.afterStop(ctx, s.Attempts, last)
 		case NextBackoff:
 			l.waiting.Add(1)
-			err := Sleep(waitCtx, l.clock, d.Delay)
+			err := sleepOn(waitCtx, l.clock, d.Delay)
 			l.waiting.Add(-1)
 			if err != nil {
 				return l.interrupted(ctx, s.Attempts, last, err)
@@ -146,7 +140,7 @@ var errRepass = errors.New("the gate holds again or the pace changed: pass it ag
 // acquire waits at the gate within the payload's deadline for the hold,
 // then for the slot the pacer gives it. It returns how many requests are
 // in flight with this one, itself included (0 without a pacer).
-func (l *Loop) acquire(ctx context.Context, s *State, items int) (Pass, int, error) {
+func (l *Loop) acquire(ctx context.Context, s *payloadState, items int) (Pass, int, error) {
 	blocked := false
 	pass, err := l.gate.Acquire(ctx, func(reason HoldReason, now time.Time) time.Time {
 		dl, _ := l.policy.gateDeadline(s, reason, now)
@@ -158,12 +152,12 @@ func (l *Loop) acquire(ctx context.Context, s *State, items int) (Pass, int, err
 	if err != nil || l.pacer == nil {
 		return pass, 0, err
 	}
-	if err := l.paceWait(ctx, pass, l.pacer.Reserve(l.clock.Now(), items)); err != nil {
+	if err := l.paceWait(ctx, pass, l.pacer.reserve(l.clock.Now(), items)); err != nil {
 		return Pass{}, 0, err
 	}
 	for {
 		now := l.clock.Now()
-		slot := l.pacer.Depart(now)
+		slot := l.pacer.depart(now)
 		if !slot.At.After(now) {
 			return pass, slot.InFlight, nil
 		}
@@ -177,7 +171,7 @@ func (l *Loop) acquire(ctx context.Context, s *State, items int) (Pass, int, err
 // the next answer). A payload that is not the gate's probe goes back to
 // the gate (errRepass) when, meanwhile, the gate began to hold or a
 // refusal voided the slot.
-func (l *Loop) paceWait(ctx context.Context, pass Pass, slot Slot) error {
+func (l *Loop) paceWait(ctx context.Context, pass Pass, slot paceSlot) error {
 	now := l.clock.Now()
 	if !slot.At.After(now) {
 		return nil
@@ -198,17 +192,17 @@ func (l *Loop) paceWait(ctx context.Context, pass Pass, slot Slot) error {
 	if pass.Probe {
 		return nil
 	}
-	if reason, _ := l.gate.State(); reason != HoldNone || !l.pacer.Current(slot) {
+	if reason, _ := l.gate.State(); reason != HoldNone || !l.pacer.current(slot) {
 		return errRepass
 	}
 	return nil
 }
 
-// sleepOrAnswer is Sleep that also ends when answered (if not nil) is
+// sleepOrAnswer is sleepOn that also ends when answered (if not nil) is
 // closed.
 func sleepOrAnswer(ctx context.Context, clock Clock, d time.Duration, answered <-chan struct{}) error {
 	if answered == nil {
-		return Sleep(ctx, clock, d)
+		return sleepOn(ctx, clock, d)
 	}
 	ch, stop := clock.After(d)
 	defer stop()
@@ -224,22 +218,22 @@ func sleepOrAnswer(ctx context.Context, clock Clock, d time.Duration, answered <
 // attempt sends once, decides, tells the gate and reports. After Stop, or
 // when the caller cancelled the attempt, no retry is scheduled and the gate
 // is told nothing but a success: the Decision's Next is nextInterrupted.
-func (l *Loop) attempt(ctx context.Context, s State, pass Pass, inFlight, items int, send SendFunc) (State, Decision) {
+func (l *Loop) attempt(ctx context.Context, s payloadState, pass Pass, inFlight, items int, send SendFunc) (payloadState, Decision) {
 	started := l.clock.Now()
 	resp := send(ctx, s.Attempts+1)
 	now := l.clock.Now()
 	e := Event{Kind: EventAttempt, MaxAttempts: l.policy.Backoff.MaxAttempts, Response: resp, Duration: now.Sub(started), Probe: pass.Probe}
-	a := Attempt{Response: resp, Now: now, SuccessesAtStart: pass.Successes, Held: pass.Held, HoldFailures: pass.HoldFailures, Random: l.random()}
+	a := attemptFacts{Response: resp, Now: now, SuccessesAtStart: pass.Successes, Held: pass.Held, HoldFailures: pass.HoldFailures, Random: l.random()}
 	if resp.Status != 0 && (resp.Status < 200 || resp.Status > 299) {
 		// Read only where a decision may use it: never on the success path.
-		a.RetryAfter = ParseRetryAfter(resp.Header, now, l.policy.RetryAfter.Max)
+		a.RetryAfter = parseRetryAfter(resp.Header, now, l.policy.RetryAfter.Max)
 		e.ParseDuration = l.clock.Now().Sub(now)
 	}
 	a.Successes = l.gate.successCount()
 	if resp.Status == http.StatusTooManyRequests || backendAnswer(resp.Status) {
-		a.AcceptedLately = l.pacer.AcceptedLately(now)
+		a.AcceptedLately = l.pacer.acceptedLately(now)
 	}
-	s, d := l.policy.Decide(s, a)
+	s, d := l.policy.decide(s, a)
 	if l.pacer != nil {
 		var rl RateLimit
 		if l.policy.Pacing.RateLimitHeaders && hasRateLimitHeader(resp.Header) {
@@ -250,13 +244,13 @@ func (l *Loop) attempt(ctx context.Context, s State, pass Pass, inFlight, items 
 		}
 		switch {
 		case resp.Status == 0:
-			l.pacer.Unanswered()
+			l.pacer.unanswered()
 		case d.Action == ActionSuccess:
-			e.QuotaDistrusted = l.pacer.Accepted(now, items, inFlight, rl)
+			e.QuotaDistrusted = l.pacer.accepted(now, items, inFlight, rl)
 		case d.Throttled || d.Path == PathPace:
-			l.pacer.Refused(Refusal{At: now, Sent: started, Items: items, Probe: pass.Probe, Bare: !a.RetryAfter.Usable(), Shed: resp.Status != http.StatusTooManyRequests, InFlight: inFlight}, rl)
+			l.pacer.refused(refusedAnswer{At: now, Sent: started, Items: items, Probe: pass.Probe, Bare: !a.RetryAfter.Usable(), Shed: resp.Status != http.StatusTooManyRequests, InFlight: inFlight}, rl)
 		default:
-			l.pacer.Observed(now, rl)
+			l.pacer.observed(now, rl)
 		}
 	}
 	cancelled := resp.Status == 0 && ctx.Err() != nil
@@ -281,7 +275,7 @@ func (l *Loop) attempt(ctx context.Context, s State, pass Pass, inFlight, items 
 	// unlimited pace.
 	if up && pass.Probe {
 		if reason, _ := l.gate.State(); reason == HoldThrottle {
-			l.pacer.HoldEnded(now, items)
+			l.pacer.holdEnded(now, items)
 		}
 	}
 	t := l.gate.Report(pass, up, d.Hold, d.Until)
@@ -309,7 +303,7 @@ func (l *Loop) drain(ctx context.Context, items int, send SendFunc) Outcome {
 	if reason, _ := l.gate.State(); reason != HoldNone || l.drainBad.Load() {
 		return l.interrupted(ctx, 0, Response{}, errors.New("exporter shutting down; the destination is failing or held, so no attempt was made"))
 	}
-	s, d := l.attempt(ctx, State{}, Pass{Successes: l.gate.successCount()}, 0, items, send)
+	s, d := l.attempt(ctx, payloadState{}, Pass{Successes: l.gate.successCount()}, 0, items, send)
 	switch d.Next {
 	case NextDeliver:
 		return Outcome{Kind: Delivered, Attempts: s.Attempts, Last: d.response}

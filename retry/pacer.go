@@ -11,22 +11,22 @@ import (
 // Pacer spaces the requests to one destination once it has throttled. It
 // joins two mechanisms under one lock:
 //
-//   - a rate controller (RateState, ratecontroller.go) that learns a rate,
+//   - a rate controller (rateState, ratecontroller.go) that learns a rate,
 //     in items per second, from what the backend accepts and refuses, one
 //     attempt at a time (never per retry sequence, so retries do not
 //     distort it), in the way TCP shares a link: it grows the same amount
 //     every second for every exporter and is cut by a share at each
 //     refusal, so that exporters sharing a quota converge on equal shares.
-//     Reserve books a request's slot at that pace; a refusal voids the
+//     reserve books a request's slot at that pace; a refusal voids the
 //     slots booked before it (their payloads pass the gate again). After
 //     QuietPeriod without a refusal the pace is unlimited again;
 //   - a quota tracker (quotatracker.go) that reads RateLimit headers: at
-//     Depart, a request waits when the remaining quota will not cover it,
+//     depart, a request waits when the remaining quota will not cover it,
 //     until enough of a refilling quota has come back, or until a window's
 //     reset.
 //
-// Without throttling the rate is unlimited and Reserve and Depart cost a
-// lock each. Readers (Rate, Ceiling, Quota, State) change nothing.
+// Without throttling the rate is unlimited and reserve and depart cost a
+// lock each. Readers (Rate, Ceiling, Quota, snapshot) change nothing.
 type Pacer struct {
 	clock Clock
 	cfg   PacingConfig
@@ -34,19 +34,19 @@ type Pacer struct {
 	maxWait time.Duration
 
 	mu    sync.Mutex
-	rate  RateState
+	rate  rateState
 	quota quotaTracker
 	// meter counts the answers of the last acceptWindow: the accepted rate.
 	meter meter
-	// inFlight counts the requests Depart let go that have no answer yet;
+	// inFlight counts the requests depart let go that have no answer yet;
 	// answered, once a request waits for one of them to end, is closed at
 	// the next answer.
 	inFlight int
 	answered chan struct{}
 }
 
-// NewPacer returns an unlimited pacer.
-func NewPacer(clock Clock, cfg PacingConfig, maxWait time.Duration) *Pacer {
+// newPacer returns an unlimited pacer.
+func newPacer(clock Clock, cfg PacingConfig, maxWait time.Duration) *Pacer {
 	return &Pacer{clock: clock, cfg: cfg, maxWait: maxWait, quota: newQuotaTracker()}
 }
 
@@ -68,8 +68,8 @@ var paceNames = [...]string{"", "rate", "ratelimit", "concurrency"}
 
 func (s PaceSource) String() string { return paceNames[s] }
 
-// Slot is a time booked by Reserve.
-type Slot struct {
+// paceSlot is a time booked by reserve.
+type paceSlot struct {
 	// At is when the request may leave.
 	At time.Time
 	// Source says why At is later than the time of the booking.
@@ -77,28 +77,28 @@ type Slot struct {
 	// Answered, when not nil, is closed at the next answer: a request
 	// waiting for one in flight to end may ask again then.
 	Answered <-chan struct{}
-	// InFlight is how many requests are in flight with the one Depart let
+	// InFlight is how many requests are in flight with the one depart let
 	// go, itself included.
 	InFlight int
 	epoch    uint64
 }
 
-// Reserve books the next slot at the learned pace for a request of items
+// reserve books the next slot at the learned pace for a request of items
 // items: when it may leave (never later than now + maxWait).
-func (p *Pacer) Reserve(now time.Time, items int) Slot {
+func (p *Pacer) reserve(now time.Time, items int) paceSlot {
 	if p == nil || !p.cfg.Enabled {
-		return Slot{At: now}
+		return paceSlot{At: now}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.rate = p.rate.At(now, p.cfg.QuietPeriod)
-	slot := Slot{epoch: p.rate.Epoch}
+	slot := paceSlot{epoch: p.rate.Epoch}
 	p.rate, slot.At, slot.Source = p.rate.Reserve(now, items)
 	slot.At = minTime(slot.At, now.Add(p.maxWait))
 	return slot
 }
 
-// Depart is asked when a request is about to leave, after its slot. When
+// depart is asked when a request is about to leave, after its slot. When
 // as many requests are in flight as the backend was seen to take at once,
 // it returns a slot whose Answered channel closes at the next answer. When
 // the RateLimit headers seen say the remaining quota will not cover it, it
@@ -107,14 +107,14 @@ func (p *Pacer) Reserve(now time.Time, items int) Slot {
 // answers that come in meanwhile may change that. Otherwise it returns now
 // and counts the request as gone, so that requests leaving together do not
 // all count on the same remainder.
-func (p *Pacer) Depart(now time.Time) Slot {
+func (p *Pacer) depart(now time.Time) paceSlot {
 	if p == nil || !p.cfg.Enabled {
-		return Slot{At: now}
+		return paceSlot{At: now}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.rate = p.rate.At(now, p.cfg.QuietPeriod)
-	slot := Slot{At: now, epoch: p.rate.Epoch}
+	slot := paceSlot{At: now, epoch: p.rate.Epoch}
 	if c := p.rate.ConcurrencyAt(now); c > 0 && p.inFlight >= c {
 		if p.answered == nil {
 			p.answered = make(chan struct{})
@@ -133,7 +133,7 @@ func (p *Pacer) Depart(now time.Time) Slot {
 	return slot
 }
 
-// answerLocked counts an answer to a request Depart let go, and wakes the
+// answerLocked counts an answer to a request depart let go, and wakes the
 // requests waiting for one.
 func (p *Pacer) answerLocked() {
 	p.inFlight = max(0, p.inFlight-1)
@@ -143,9 +143,9 @@ func (p *Pacer) answerLocked() {
 	}
 }
 
-// Unanswered records that a request Depart let go got no answer (its
+// unanswered records that a request depart let go got no answer (its
 // connection failed).
-func (p *Pacer) Unanswered() {
+func (p *Pacer) unanswered() {
 	if p == nil {
 		return
 	}
@@ -155,9 +155,9 @@ func (p *Pacer) Unanswered() {
 	p.answerLocked()
 }
 
-// Current reports whether no refusal has changed the pace since slot was
+// current reports whether no refusal has changed the pace since slot was
 // booked. A payload whose slot is no longer current passes the gate again.
-func (p *Pacer) Current(slot Slot) bool {
+func (p *Pacer) current(slot paceSlot) bool {
 	if p == nil {
 		return true
 	}
@@ -166,12 +166,12 @@ func (p *Pacer) Current(slot Slot) bool {
 	return slot.epoch == p.rate.Epoch
 }
 
-// Accepted records a request of items items that the backend accepted,
+// accepted records a request of items items that the backend accepted,
 // with the answer's headers; inFlight is the requests in flight when it
-// left (Slot.InFlight; 0 when unknown). It reports whether this answer
+// left (paceSlot.InFlight; 0 when unknown). It reports whether this answer
 // showed the RateLimit headers wrong, so that they are ignored from now on
 // (see QuotaHoldBound).
-func (p *Pacer) Accepted(now time.Time, items, inFlight int, rl RateLimit) (distrusted bool) {
+func (p *Pacer) accepted(now time.Time, items, inFlight int, rl RateLimit) (distrusted bool) {
 	if p == nil || !p.cfg.Enabled {
 		return false
 	}
@@ -184,11 +184,11 @@ func (p *Pacer) Accepted(now time.Time, items, inFlight int, rl RateLimit) (dist
 	return distrusted
 }
 
-// Refused records a request that the backend refused: sent is when it
+// refused records a request that the backend refused: sent is when it
 // left, and r.Bare says whether the answer had no hint (a 429 without a
 // usable Retry-After, a 502, 503 or 504); rl is the answer's headers. The
-// Pacer fills in what it measured (Refusal's Recent…, MaxAcceptedInFlight).
-func (p *Pacer) Refused(r Refusal, rl RateLimit) {
+// Pacer fills in what it measured (refusedAnswer's Recent…, MaxAcceptedInFlight).
+func (p *Pacer) refused(r refusedAnswer, rl RateLimit) {
 	if p == nil || !p.cfg.Enabled {
 		return
 	}
@@ -208,13 +208,13 @@ func (p *Pacer) Refused(r Refusal, rl RateLimit) {
 	p.rate = p.rate.At(r.At, p.cfg.QuietPeriod).Refused(r)
 }
 
-// HoldEnded is told that a throttle hold ended: the probe, a request of
+// holdEnded is told that a throttle hold ended: the probe, a request of
 // items items, was accepted. When no pace was learned before the hold (the
 // backend refused from its first answer on, as a scripted window does),
-// the pace starts a slow start (RateState.HoldEnded): a fleet of exporters
+// the pace starts a slow start (rateState.HoldEnded): a fleet of exporters
 // released together by the same window then meets the backend's limit
 // gradually instead of all at once.
-func (p *Pacer) HoldEnded(now time.Time, items int) {
+func (p *Pacer) holdEnded(now time.Time, items int) {
 	if p == nil || !p.cfg.Enabled {
 		return
 	}
@@ -223,9 +223,9 @@ func (p *Pacer) HoldEnded(now time.Time, items int) {
 	p.rate = p.rate.At(now, p.cfg.QuietPeriod).HoldEnded(now, items)
 }
 
-// Observed records the headers of an answer that was neither accepted nor
+// observed records the headers of an answer that was neither accepted nor
 // throttled.
-func (p *Pacer) Observed(now time.Time, rl RateLimit) {
+func (p *Pacer) observed(now time.Time, rl RateLimit) {
 	if p == nil || !p.cfg.Enabled {
 		return
 	}
@@ -235,11 +235,11 @@ func (p *Pacer) Observed(now time.Time, rl RateLimit) {
 	p.quota.observe(now, rl, p.cfg.RateLimitHeaders, answerOther)
 }
 
-// State returns the rate controller's state as of now (a pace older than
+// snapshot returns the rate controller's state as of now (a pace older than
 // the quiet period reads as unlimited). It changes nothing.
-func (p *Pacer) State() RateState {
+func (p *Pacer) snapshot() rateState {
 	if p == nil {
-		return RateState{}
+		return rateState{}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -260,7 +260,7 @@ func (p *Pacer) Rate() float64 {
 // Ceiling returns the ceiling learned at the last refusal (or the slow
 // start's first pace) in items per second, 0 when unlimited.
 func (p *Pacer) Ceiling() float64 {
-	return p.State().Ceiling
+	return p.snapshot().Ceiling
 }
 
 // Quota returns the last RateLimit answer seen (Present is false when
@@ -274,10 +274,10 @@ func (p *Pacer) Quota() RateLimit {
 	return p.quota.quota
 }
 
-// AcceptedLately reports whether the backend accepted a request within
+// acceptedLately reports whether the backend accepted a request within
 // acceptWindow before now: a bare refusal then has a pace to slow, and a
 // 502, 503 or 504 speaks about a backend that takes others.
-func (p *Pacer) AcceptedLately(now time.Time) bool {
+func (p *Pacer) acceptedLately(now time.Time) bool {
 	if p == nil || !p.cfg.Enabled {
 		return false
 	}

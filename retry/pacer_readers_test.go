@@ -26,17 +26,17 @@ func (c *stoppedClock) After(time.Duration) (<-chan time.Time, func()) {
 func TestPacerReadersChangeNothing(t *testing.T) {
 	t0 := time.Date(2025, time.March, 1, 12, 0, 0, 0, time.UTC)
 	clock := &stoppedClock{now: t0}
-	p := NewPacer(clock, NewDefaultPacingConfig(), 5*time.Minute)
+	p := newPacer(clock, NewDefaultPacingConfig(), 5*time.Minute)
 	for i := range 10 {
-		p.Accepted(t0.Add(time.Duration(i)*100*time.Millisecond), 100, 0, RateLimit{})
+		p.accepted(t0.Add(time.Duration(i)*100*time.Millisecond), 100, 0, RateLimit{})
 	}
-	p.Refused(Refusal{At: t0.Add(time.Second), Sent: t0.Add(time.Second), Items: 100, Probe: false}, RateLimit{})
+	p.refused(refusedAnswer{At: t0.Add(time.Second), Sent: t0.Add(time.Second), Items: 100, Probe: false}, RateLimit{})
 	before := p.rate
 
 	clock.now = t0.Add(2 * time.Minute) // past the quiet period
 	assert.Zero(t, p.Rate(), "reads as unlimited")
 	assert.Zero(t, p.Ceiling(), "reads as unlimited")
-	assert.Equal(t, RateUnlimited, p.State().Mode)
+	assert.Equal(t, rateUnlimited, p.snapshot().Mode)
 	p.Quota()
 	assert.Equal(t, before, p.rate, "the readers changed the state")
 }

@@ -10,8 +10,8 @@ import (
 )
 
 // This file holds every rule for what one attempt's result leads to, top to
-// bottom. Decide is pure: it reads the payload's State and one Attempt and
-// returns the next State and a Decision. It sends nothing, waits for
+// bottom. decide is pure: it reads the payload's payloadState and one attemptFacts and
+// returns the next payloadState and a Decision. It sends nothing, waits for
 // nothing and touches nothing shared; the loop carries the Decision out.
 
 // Policy is what the loop decides with.
@@ -29,9 +29,9 @@ type Policy struct {
 	HoldOnUnauthorized bool
 }
 
-// State is one payload's retry state. The zero State is a payload that has
+// payloadState is one payload's retry state. The zero payloadState is a payload that has
 // not been sent yet.
-type State struct {
+type payloadState struct {
 	// Attempts is how many requests were sent.
 	Attempts int
 	// Counted is how many failures were counted against
@@ -56,8 +56,8 @@ type State struct {
 	upMarked bool
 }
 
-// Attempt is what the loop knows after one request.
-type Attempt struct {
+// attemptFacts is what the loop knows after one request.
+type attemptFacts struct {
 	Response Response
 	// RetryAfter is the parsed Retry-After of a response that has a status.
 	RetryAfter RetryAfter
@@ -133,8 +133,8 @@ type Decision struct {
 	response Response // the loop's: the attempt's response
 }
 
-// Decide applies the policy to one attempt of a payload.
-func (p Policy) Decide(s State, a Attempt) (State, Decision) {
+// decide applies the policy to one attempt of a payload.
+func (p Policy) decide(s payloadState, a attemptFacts) (payloadState, Decision) {
 	s.Attempts++
 	resp := a.Response
 	var d Decision
@@ -182,7 +182,7 @@ func backendAnswer(status int) bool {
 // upMarkFor is the success count against which the attempt shows the
 // destination up: the payload's mark once it failed, or the count when
 // this attempt left.
-func (s State) upMarkFor(a Attempt) uint64 {
+func (s payloadState) upMarkFor(a attemptFacts) uint64 {
 	if s.upMarked {
 		return s.upMark
 	}
@@ -191,7 +191,7 @@ func (s State) upMarkFor(a Attempt) uint64 {
 
 // unauthorized: a 401 holds the destination for one probe interval (the
 // payload waits at the gate, nothing is dropped), or drops the payload.
-func (p Policy) unauthorized(d Decision, a Attempt) Decision {
+func (p Policy) unauthorized(d Decision, a attemptFacts) Decision {
 	if !p.HoldOnUnauthorized {
 		d.Next, d.Drop = NextDrop, DropUnauthorized
 		return d
@@ -206,7 +206,7 @@ func (p Policy) unauthorized(d Decision, a Attempt) Decision {
 // usable one). The wait is the server's, or the default, plus jitter;
 // everyone waits it at the gate. No backoff attempt is spent; the payload's
 // rate-limit budget is checked here, after a try, never while it waits.
-func (p Policy) throttled(s State, d Decision, a Attempt) (State, Decision) {
+func (p Policy) throttled(s payloadState, d Decision, a attemptFacts) (payloadState, Decision) {
 	ra := a.RetryAfter
 	d.Throttled = true
 	if !ra.Usable() && a.AcceptedLately {
@@ -219,11 +219,11 @@ func (p Policy) throttled(s State, d Decision, a Attempt) (State, Decision) {
 	case ra.Capped:
 		d.Source = SourceCapped
 	}
-	if d.Delay < MinWait {
+	if d.Delay < minWait {
 		// A floor under "retry now" (Retry-After 0, a date in the past, a
-		// retry_after::default below MinWait): the first may; further
+		// retry_after::default below minWait): the first may; further
 		// ones, on this payload or at this destination's gate, escalate
-		// along the backoff schedule, never below MinWait (still on the
+		// along the backoff schedule, never below minWait (still on the
 		// rate-limit budget).
 		s.RetryNow++
 		n := s.RetryNow - 1
@@ -234,7 +234,7 @@ func (p Policy) throttled(s State, d Decision, a Attempt) (State, Decision) {
 			d.Delay, d.Source = p.floorDelay(n), SourceFloor
 		}
 	}
-	d.Delay += Jitter(p.RetryAfter.Jitter, a.Random)
+	d.Delay += scaleJitter(p.RetryAfter.Jitter, a.Random)
 	d.Hold, d.Until = HoldThrottle, a.Now.Add(d.Delay)
 	if s.ThrottleStart.IsZero() {
 		s.ThrottleStart = a.Now
@@ -254,7 +254,7 @@ func (p Policy) throttled(s State, d Decision, a Attempt) (State, Decision) {
 // pacing it slows the pace and the payload tries again at it; without,
 // the payload waits along the backoff schedule on its own. Either way the
 // rate-limit budget bounds it.
-func (p Policy) busy(s State, d Decision, a Attempt) (State, Decision) {
+func (p Policy) busy(s payloadState, d Decision, a attemptFacts) (payloadState, Decision) {
 	if !s.upMarked {
 		s.upMark, s.upMarked = a.SuccessesAtStart, true
 	}
@@ -262,7 +262,7 @@ func (p Policy) busy(s State, d Decision, a Attempt) (State, Decision) {
 		return p.paced(s, d, a)
 	}
 	s.Busy++
-	d.Delay = BackoffDelay(p.Backoff, s.Busy, a.Random)
+	d.Delay = backoffDelay(p.Backoff, s.Busy, a.Random)
 	if s.ThrottleStart.IsZero() {
 		s.ThrottleStart = a.Now
 	}
@@ -280,7 +280,7 @@ func (p Policy) busy(s State, d Decision, a Attempt) (State, Decision) {
 // that the backend refuses this share whatever the pace); the payload
 // goes back to the gate, which stays open, and leaves at its next slot.
 // No counted attempt is spent; the rate-limit budget bounds it.
-func (p Policy) paced(s State, d Decision, a Attempt) (State, Decision) {
+func (p Policy) paced(s payloadState, d Decision, a attemptFacts) (payloadState, Decision) {
 	if s.ThrottleStart.IsZero() {
 		s.ThrottleStart = a.Now
 	}
@@ -299,7 +299,7 @@ func (p Policy) paced(s State, d Decision, a Attempt) (State, Decision) {
 // its own, and is dropped once they are spent. Otherwise the destination is
 // down: the payload waits at the gate, which lets one probe through per
 // backoff interval, and spends nothing.
-func (p Policy) failed(s State, d Decision, a Attempt) (State, Decision) {
+func (p Policy) failed(s payloadState, d Decision, a attemptFacts) (payloadState, Decision) {
 	if !s.upMarked {
 		s.upMark, s.upMarked = a.SuccessesAtStart, true
 	}
@@ -313,7 +313,7 @@ func (p Policy) failed(s State, d Decision, a Attempt) (State, Decision) {
 			return s, d
 		}
 		d.Next, d.Path = NextBackoff, PathBackoff
-		d.Delay = BackoffDelay(p.Backoff, s.Counted, a.Random)
+		d.Delay = backoffDelay(p.Backoff, s.Counted, a.Random)
 		d.Until = a.Now.Add(d.Delay)
 		return s, d
 	}
@@ -328,28 +328,28 @@ func (p Policy) failed(s State, d Decision, a Attempt) (State, Decision) {
 		n = a.HoldFailures + 1
 	}
 	d.Hold, d.Next, d.Path = HoldOutage, NextGate, PathOutage
-	d.Delay = p.floorDelay(n) + Jitter(p.Backoff.Jitter, a.Random)
+	d.Delay = p.floorDelay(n) + scaleJitter(p.Backoff.Jitter, a.Random)
 	d.Until = a.Now.Add(d.Delay)
 	return s, d
 }
 
-// MinWait is the floor under every hold of a destination but the first
+// minWait is the floor under every hold of a destination but the first
 // "retry now": whatever the config and the server say, a destination that
-// refuses every request gets at most one request per MinWait once a
+// refuses every request gets at most one request per minWait once a
 // refusal is back (besides the requests already in flight then).
-const MinWait = time.Second
+const minWait = time.Second
 
 // floorDelay is the n-th wait (n >= 1) of a hold that goes on: the backoff
-// schedule without jitter, never below MinWait.
+// schedule without jitter, never below minWait.
 func (p Policy) floorDelay(n int) time.Duration {
-	return max(BackoffDelay(p.Backoff, n, 0), MinWait)
+	return max(backoffDelay(p.Backoff, n, 0), minWait)
 }
 
 // gateDeadline is how long a payload may wait at a gate held for reason,
 // and the drop reason when that passes. A zero time waits for as long as
 // the hold lasts. It records the start of the payload's throttling the
 // first time it meets a gate held for throttling.
-func (p Policy) gateDeadline(s *State, reason HoldReason, now time.Time) (time.Time, DropReason) {
+func (p Policy) gateDeadline(s *payloadState, reason HoldReason, now time.Time) (time.Time, DropReason) {
 	switch reason {
 	case HoldThrottle:
 		if s.ThrottleStart.IsZero() {

@@ -42,7 +42,7 @@ type quotaTracker struct {
 	remaining   float64   // local estimate at remainingAt, in the quota's unit
 	remainingAt time.Time
 	resetAt     time.Time // when the quota is whole again
-	cost        CostEstimator
+	cost        costEstimator
 	lastQuota   float64   // remaining in the previous answer, -1 if none
 	lastAnswer  time.Time // when the previous answer came
 	refill      float64   // units per second the quota comes back at, once seen to (0: at its reset)

@@ -98,33 +98,33 @@ const (
 	concurrencyGrowth = 10 * time.Second
 )
 
-// RateMode is the rate controller's state.
-type RateMode uint8
+// rateMode is the rate controller's state.
+type rateMode uint8
 
 const (
-	// RateUnlimited: no pace; requests leave as they come. The controller
+	// rateUnlimited: no pace; requests leave as they come. The controller
 	// only counts what is accepted, to learn from at the first refusal.
-	RateUnlimited RateMode = iota
-	// RateSlowStart: a throttle hold ended before anything was learned;
+	rateUnlimited rateMode = iota
+	// rateSlowStart: a throttle hold ended before anything was learned;
 	// the pace starts at Ceiling (one request a second) and doubles every
 	// slowStartDoubling until the next refusal sets a ceiling.
-	RateSlowStart
-	// RatePaced: a refusal set Ceiling; the pace grows from it.
-	RatePaced
+	rateSlowStart
+	// ratePaced: a refusal set Ceiling; the pace grows from it.
+	ratePaced
 )
 
 var rateModeNames = [...]string{"unlimited", "slow_start", "paced"}
 
-func (m RateMode) String() string { return rateModeNames[m] }
+func (m rateMode) String() string { return rateModeNames[m] }
 
-// RateState is the rate controller's whole state: a plain value, which
+// rateState is the rate controller's whole state: a plain value, which
 // the transitions below take and return, and which can be copied, compared
 // and stored. Rates are in items per second; ItemsPerRequest converts the
 // additive step, counted in requests, into items.
-type RateState struct {
-	Mode RateMode
+type rateState struct {
+	Mode rateMode
 	// Ceiling is the pace at Since: learned at the last refusal
-	// (RatePaced), or a slow start's first pace.
+	// (ratePaced), or a slow start's first pace.
 	Ceiling float64
 	// Since is when the pace's curve began: the last cut, or the slow
 	// start's beginning.
@@ -165,8 +165,8 @@ type RateState struct {
 	ConcurrencySince time.Time
 }
 
-// Refusal is a refused answer, as the rate controller learns from it.
-type Refusal struct {
+// refusedAnswer is a refused answer, as the rate controller learns from it.
+type refusedAnswer struct {
 	// At is when the answer came, Sent when its request left.
 	At, Sent time.Time
 	// Items is the request's size.
@@ -189,14 +189,14 @@ type Refusal struct {
 // At is the state at now: a pace QuietPeriod after its last cut is
 // forgotten and the destination is unlimited again; so is a concurrency
 // limit QuietPeriod after it was set.
-func (s RateState) At(now time.Time, quiet time.Duration) RateState {
+func (s rateState) At(now time.Time, quiet time.Duration) rateState {
 	if s.Concurrency > 0 && now.Sub(s.ConcurrencySince) >= quiet {
 		s.Concurrency, s.ConcurrencySince = 0, time.Time{}
 	}
-	if s.Mode == RateUnlimited || now.Sub(s.Since) < quiet {
+	if s.Mode == rateUnlimited || now.Sub(s.Since) < quiet {
 		return s
 	}
-	return RateState{Epoch: s.Epoch, ItemsPerRequest: s.ItemsPerRequest,
+	return rateState{Epoch: s.Epoch, ItemsPerRequest: s.ItemsPerRequest,
 		BackgroundAnswered: s.BackgroundAnswered, BackgroundRefused: s.BackgroundRefused,
 		Concurrency: s.Concurrency, ConcurrencySince: s.ConcurrencySince}
 }
@@ -206,21 +206,21 @@ func (s RateState) At(now time.Time, quiet time.Duration) RateState {
 // a cubic from Ceiling through Plateau at Regain; otherwise, Ceiling plus
 // paceStepRequests requests a second for every second since Since, plus
 // paceProbe of Ceiling times the square of those seconds.
-func (s RateState) Rate(now time.Time) float64 {
+func (s rateState) Rate(now time.Time) float64 {
 	// (Callers may read the clock before the state was last changed: now
 	// may be a little before Since.)
 	sec := max(now.Sub(s.Since).Seconds(), 0)
 	switch {
-	case s.Mode == RateSlowStart:
+	case s.Mode == rateSlowStart:
 		return s.Ceiling * math.Exp2(min(sec/slowStartDoubling.Seconds(), maxDoublings))
-	case s.Mode == RatePaced && s.Bare:
+	case s.Mode == ratePaced && s.Bare:
 		k := max(s.Regain.Seconds(), 1e-3)
 		if sec <= k {
 			x := 1 - sec/k
 			return s.Plateau - (s.Plateau-s.Ceiling)*x*x*x
 		}
 		return s.Plateau * (1 + bareProbe*(sec-k)*(sec-k))
-	case s.Mode == RatePaced:
+	case s.Mode == ratePaced:
 		return s.Ceiling*(1+paceProbe*sec*sec) + requestsToItems(paceStepRequests, s.ItemsPerRequest)*sec
 	}
 	return 0
@@ -229,7 +229,7 @@ func (s RateState) Rate(now time.Time) float64 {
 // ConcurrencyAt is the most requests that may be in flight at now, 0 for
 // no limit: the learned limit, one more for every concurrencyGrowth since
 // it was set.
-func (s RateState) ConcurrencyAt(now time.Time) int {
+func (s rateState) ConcurrencyAt(now time.Time) int {
 	if s.Concurrency == 0 {
 		return 0
 	}
@@ -238,7 +238,7 @@ func (s RateState) ConcurrencyAt(now time.Time) int {
 
 // Background is the share of requests the backend refuses whatever the
 // pace: of those answered at a pace below a measured accepted rate.
-func (s RateState) Background() float64 {
+func (s rateState) Background() float64 {
 	if s.BackgroundAnswered < 1 {
 		return 0
 	}
@@ -254,9 +254,9 @@ func requestsToItems(requests float64, itemsPerRequest int) float64 {
 // Reserve books the next slot at the pace for a request of items items:
 // the state with the slot booked, and when the request may leave (now
 // when unlimited or ahead of the pace) and why.
-func (s RateState) Reserve(now time.Time, items int) (RateState, time.Time, PaceSource) {
+func (s rateState) Reserve(now time.Time, items int) (rateState, time.Time, PaceSource) {
 	at, source := now, PaceNone
-	if s.Mode == RateUnlimited {
+	if s.Mode == rateUnlimited {
 		return s, at, source
 	}
 	if s.Next.After(at) {
@@ -272,7 +272,7 @@ func interval(items int, rate float64) time.Duration {
 }
 
 // Accepted counts a request of items items the backend accepted.
-func (s RateState) Accepted(now time.Time, items int) RateState {
+func (s rateState) Accepted(now time.Time, items int) rateState {
 	if s.FirstAccepted.IsZero() {
 		s.FirstAccepted = now
 	}
@@ -283,7 +283,7 @@ func (s RateState) Accepted(now time.Time, items int) RateState {
 
 // background counts an answer towards the background share when the pace
 // is below a measured accepted rate.
-func (s RateState) background(now time.Time, refused bool) RateState {
+func (s rateState) background(now time.Time, refused bool) rateState {
 	s.Answered++
 	if refused {
 		s.RefusedRun++
@@ -318,7 +318,7 @@ func (s RateState) background(now time.Time, refused bool) RateState {
 // ceiling is never below one request a second.
 //
 // A bare refusal: see bareCut.
-func (s RateState) Refused(r Refusal) RateState {
+func (s rateState) Refused(r refusedAnswer) rateState {
 	s.ItemsPerRequest = r.Items
 	if r.Bare && !r.Shed {
 		s = s.background(r.At, true)
@@ -330,28 +330,28 @@ func (s RateState) Refused(r Refusal) RateState {
 		}
 		return s
 	}
-	if s.Mode == RatePaced && (r.Probe || !r.Sent.After(s.Since)) {
+	if s.Mode == ratePaced && (r.Probe || !r.Sent.After(s.Since)) {
 		return s
 	}
 	floor := float64(max(r.Items, 1))
-	if r.Bare && s.Mode != RateSlowStart {
+	if r.Bare && s.Mode != rateSlowStart {
 		return s.bareCut(r, floor)
 	}
 	elapsed := max(r.At.Sub(s.Since), minCutElapsed)
 	var ceiling float64
 	switch s.Mode {
-	case RateUnlimited:
+	case rateUnlimited:
 		if r.Recent == 0 {
 			return s
 		}
 		span := min(acceptWindow, max(firstRefusalSpan, r.At.Sub(s.FirstAccepted)))
 		ceiling = float64(r.Recent) / span.Seconds()
-	case RateSlowStart:
+	case rateSlowStart:
 		ceiling = min(float64(s.AcceptedRun)/elapsed.Seconds(), s.Rate(r.At))
 	default:
 		ceiling = min(float64(s.AcceptedRun)/elapsed.Seconds(), paceCut*s.Rate(r.At))
 	}
-	return s.restart(r.At, max(ceiling, floor), RatePaced)
+	return s.restart(r.At, max(ceiling, floor), ratePaced)
 }
 
 // bareCut is Refused for a bare refusal of a request sent after the last
@@ -369,16 +369,16 @@ func (s RateState) Refused(r Refusal) RateState {
 // accepted since the last cut (over the last acceptWindow when it accepted
 // nothing since), grossed up by the background share, and climbs back to
 // it over Regain.
-func (s RateState) bareCut(r Refusal, floor float64) RateState {
-	if s.Mode == RateUnlimited && r.Recent == 0 {
+func (s rateState) bareCut(r refusedAnswer, floor float64) rateState {
+	if s.Mode == rateUnlimited && r.Recent == 0 {
 		return s
 	}
 	elapsed := r.At.Sub(s.Since)
-	if s.Mode != RateUnlimited && s.Bare && elapsed < max(minBareMeasure, time.Duration(measureRequests*float64(interval(s.ItemsPerRequest, s.Ceiling)))) {
+	if s.Mode != rateUnlimited && s.Bare && elapsed < max(minBareMeasure, time.Duration(measureRequests*float64(interval(s.ItemsPerRequest, s.Ceiling)))) {
 		// Too soon to tell what the backend takes at this pace.
 		return s
 	}
-	if s.Mode == RateUnlimited || r.Shed {
+	if s.Mode == rateUnlimited || r.Shed {
 		// The first, and a 502, 503 or 504 (shedding is no limit to
 		// learn): the pace holds a firstBareCut below the rate requests
 		// were going at, and climbs back to it.
@@ -411,14 +411,14 @@ func (s RateState) bareCut(r Refusal, floor float64) RateState {
 
 // span is how long before at a measure over window reaches: window, or
 // since the first acceptance when that is more recent, and at least least.
-func (s RateState) span(at time.Time, least, window time.Duration) time.Duration {
+func (s rateState) span(at time.Time, least, window time.Duration) time.Duration {
 	return min(window, max(least, at.Sub(s.FirstAccepted)))
 }
 
 // bare starts the curve of a bare cut at now: from ceiling back to plateau
 // over Regain, and past it after.
-func (s RateState) bare(now time.Time, ceiling, plateau float64, measured bool) RateState {
-	s = s.restart(now, ceiling, RatePaced)
+func (s rateState) bare(now time.Time, ceiling, plateau float64, measured bool) rateState {
+	s = s.restart(now, ceiling, ratePaced)
 	s.Bare, s.Plateau, s.Measured = true, max(plateau, ceiling), measured
 	s.Regain = max(minRegain, time.Duration(regainRequests*float64(interval(s.ItemsPerRequest, s.Plateau))))
 	// The refusal shows the backend at its limit now: the next request
@@ -431,17 +431,17 @@ func (s RateState) bare(now time.Time, ceiling, plateau float64, measured bool) 
 // when a throttle hold ended (its probe was accepted) with nothing
 // learned: what waited is not released all at once, since nothing says
 // what the backend will take. A learned pace is kept.
-func (s RateState) HoldEnded(now time.Time, items int) RateState {
+func (s rateState) HoldEnded(now time.Time, items int) rateState {
 	s.ItemsPerRequest = items
-	if s.Mode != RateUnlimited {
+	if s.Mode != rateUnlimited {
 		return s
 	}
-	return s.restart(now, float64(max(items, 1)), RateSlowStart)
+	return s.restart(now, float64(max(items, 1)), rateSlowStart)
 }
 
 // restart starts the pace's curve afresh at now from ceiling, in mode, and
 // voids the slots booked so far.
-func (s RateState) restart(now time.Time, ceiling float64, mode RateMode) RateState {
+func (s rateState) restart(now time.Time, ceiling float64, mode rateMode) rateState {
 	s.Mode, s.Ceiling = mode, ceiling
 	s.Since, s.Next, s.AcceptedRun, s.Answered, s.RefusedRun = now, now, 0, 0, 0
 	s.Bare, s.Plateau, s.Regain, s.Measured = false, 0, 0, false

@@ -48,8 +48,8 @@ const (
 	// RejectHuge: beyond the bounds below.
 	RejectHuge RateLimitReject = "huge"
 	// RejectExcess: beyond the caps on what is read at all: a field
-	// longer than MaxRateLimitFieldBytes (ignored whole), or the policies
-	// after the first MaxRateLimitPolicies of a field.
+	// longer than maxRateLimitFieldBytes (ignored whole), or the policies
+	// after the first maxRateLimitPolicies of a field.
 	RejectExcess RateLimitReject = "excess"
 	// RejectContradicted: the headers said the quota was spent, and the
 	// backend accepted a request sent against them (see QuotaHoldBound):
@@ -58,12 +58,12 @@ const (
 )
 
 const (
-	// MaxRateLimitCount bounds quotas and remaining counts: the largest
+	// maxRateLimitCount bounds quotas and remaining counts: the largest
 	// Integer of RFC 9651. Larger ones are rejected as huge.
-	MaxRateLimitCount = 999_999_999_999_999
-	// MaxRateLimitReset bounds resets and windows. Longer ones are rejected
+	maxRateLimitCount = 999_999_999_999_999
+	// maxRateLimitReset bounds resets and windows. Longer ones are rejected
 	// as huge: no pacing waits that long anyway (retry_after::max caps it).
-	MaxRateLimitReset = 24 * time.Hour
+	maxRateLimitReset = 24 * time.Hour
 	// A remaining count more than remainingOverQuota times the policy's quota
 	// is rejected as huge.
 	remainingOverQuota = 2
@@ -72,14 +72,14 @@ const (
 	// milliseconds (no Unix time in seconds is 31 700 years ahead).
 	epochSeconds = 1_000_000_000
 	epochMillis  = 1_000_000_000_000
-	// MaxRateLimitFieldBytes caps one rate-limit field, all its lines
+	// maxRateLimitFieldBytes caps one rate-limit field, all its lines
 	// joined: a longer one is not parsed. Real ones are tens of bytes; the
 	// cap keeps a hostile one from costing more than a few microseconds.
-	MaxRateLimitFieldBytes = 4096
-	// MaxRateLimitPolicies caps the policies read from one response:
-	// those after the first MaxRateLimitPolicies distinct names are
+	maxRateLimitFieldBytes = 4096
+	// maxRateLimitPolicies caps the policies read from one response:
+	// those after the first maxRateLimitPolicies distinct names are
 	// ignored.
-	MaxRateLimitPolicies = 16
+	maxRateLimitPolicies = 16
 )
 
 // RateLimitPolicy is one quota the server enforces and what is left of it.
@@ -158,8 +158,8 @@ type RateLimit struct {
 //
 // Malformed, negative or huge values are ignored and listed in Rejected;
 // the rest of the policy still counts. So is what lies beyond the caps: a
-// field longer than MaxRateLimitFieldBytes, the policies after the first
-// MaxRateLimitPolicies. Time and memory are linear in the headers' size. A policy named twice keeps, value by
+// field longer than maxRateLimitFieldBytes, the policies after the first
+// maxRateLimitPolicies. Time and memory are linear in the headers' size. A policy named twice keeps, value by
 // value, the more cautious one: the lower quota and remaining, the longer
 // window and reset. Nothing here reads a clock.
 func ParseRateLimit(h http.Header, now time.Time) RateLimit {
@@ -202,10 +202,10 @@ func (b *rlBuilder) finish(ps []RateLimitPolicy, remainingField, remainingParam 
 	return true
 }
 
-// field is fieldValue, or "" for a field longer than MaxRateLimitFieldBytes
+// field is fieldValue, or "" for a field longer than maxRateLimitFieldBytes
 // (rejected as excess).
 func (b *rlBuilder) field(name string) string {
-	v, ok := fieldValue(b.h, name, MaxRateLimitFieldBytes)
+	v, ok := fieldValue(b.h, name, maxRateLimitFieldBytes)
 	if !ok {
 		b.reject(name, "", RejectExcess)
 	}
@@ -213,20 +213,20 @@ func (b *rlBuilder) field(name string) string {
 }
 
 // policies collects the policies of a response by name, in order, up to
-// MaxRateLimitPolicies names.
+// maxRateLimitPolicies names.
 type policies struct {
 	list  []RateLimitPolicy
 	index map[string]int
 }
 
 // add merges p into the policy of the same name, or adds it: it reports
-// false when p is a new name beyond MaxRateLimitPolicies.
+// false when p is a new name beyond maxRateLimitPolicies.
 func (ps *policies) add(p RateLimitPolicy) bool {
 	if i, ok := ps.index[p.Name]; ok {
 		mergePolicy(&ps.list[i], p)
 		return true
 	}
-	if len(ps.list) >= MaxRateLimitPolicies {
+	if len(ps.list) >= maxRateLimitPolicies {
 		return false
 	}
 	if ps.index == nil {
@@ -266,7 +266,7 @@ func (b *rlBuilder) structured() bool {
 }
 
 // addItems reads each item of field into ps; the items beyond
-// MaxRateLimitPolicies names are ignored and rejected once as excess.
+// maxRateLimitPolicies names are ignored and rejected once as excess.
 func (b *rlBuilder) addItems(ps *policies, field string, items []sfItem, read func(sfItem) (RateLimitPolicy, bool)) {
 	excess := false
 	for _, it := range items {
@@ -345,7 +345,7 @@ func (b *rlBuilder) partitionKey(field string, it sfItem, p *RateLimitPolicy) {
 	}
 }
 
-// count checks a quota or a remaining count: an Integer in [0, MaxRateLimitCount].
+// count checks a quota or a remaining count: an Integer in [0, maxRateLimitCount].
 func (b *rlBuilder) count(field, param string, v sfValue) (int64, bool) {
 	switch {
 	case v.kind != sfInteger:
@@ -354,7 +354,7 @@ func (b *rlBuilder) count(field, param string, v sfValue) (int64, bool) {
 		b.reject(field, param, RejectHuge)
 	case v.i < 0:
 		b.reject(field, param, RejectNegative)
-	case v.i > MaxRateLimitCount:
+	case v.i > maxRateLimitCount:
 		b.reject(field, param, RejectHuge)
 	default:
 		return v.i, true
@@ -363,7 +363,7 @@ func (b *rlBuilder) count(field, param string, v sfValue) (int64, bool) {
 }
 
 // seconds checks a reset or a window: an Integer or a Decimal number of
-// seconds in [0, MaxRateLimitReset], above zero unless zero is allowed.
+// seconds in [0, maxRateLimitReset], above zero unless zero is allowed.
 func (b *rlBuilder) seconds(field, param string, v sfValue, zeroOK bool) (time.Duration, bool) {
 	switch {
 	case v.kind != sfInteger && v.kind != sfDecimal:
@@ -372,11 +372,11 @@ func (b *rlBuilder) seconds(field, param string, v sfValue, zeroOK bool) (time.D
 		b.reject(field, param, RejectHuge)
 	case v.i < 0 || v.nanos < 0:
 		b.reject(field, param, RejectNegative)
-	case v.i > int64(MaxRateLimitReset/time.Second):
+	case v.i > int64(maxRateLimitReset/time.Second):
 		b.reject(field, param, RejectHuge)
 	default:
 		d := time.Duration(v.i)*time.Second + time.Duration(v.nanos)
-		if d > MaxRateLimitReset {
+		if d > maxRateLimitReset {
 			b.reject(field, param, RejectHuge)
 			return 0, false
 		}
@@ -508,7 +508,7 @@ func (b *rlBuilder) plainReset(field, raw string) (time.Duration, bool) {
 	serverNow, ref := serverNow(b.h, b.now)
 	b.rl.Reference = ref
 	d := at.Sub(serverNow)
-	if d > MaxRateLimitReset {
+	if d > maxRateLimitReset {
 		b.reject(field, "", RejectHuge)
 		return 0, false
 	}

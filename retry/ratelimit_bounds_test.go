@@ -43,10 +43,10 @@ func TestRateLimitCaps(t *testing.T) {
 	})
 	t.Run("a field at the cap is read, one byte more is not", func(t *testing.T) {
 		prefix := `"d";r=5;t=1;x="`
-		field := prefix + strings.Repeat("a", MaxRateLimitFieldBytes-len(prefix)-1) + `"`
-		require.Len(t, field, MaxRateLimitFieldBytes)
+		field := prefix + strings.Repeat("a", maxRateLimitFieldBytes-len(prefix)-1) + `"`
+		require.Len(t, field, maxRateLimitFieldBytes)
 		got := ParseRateLimit(http.Header{"Ratelimit": {field}}, boundsNow)
-		assert.True(t, got.Present, "a field of exactly %d bytes is read", MaxRateLimitFieldBytes)
+		assert.True(t, got.Present, "a field of exactly %d bytes is read", maxRateLimitFieldBytes)
 		got = ParseRateLimit(http.Header{"Ratelimit": {field + ";y"}}, boundsNow)
 		assert.False(t, got.Present)
 		assert.Equal(t, []RateLimitRejection{excess("RateLimit")}, got.Rejected)
@@ -61,8 +61,8 @@ func TestRateLimitCaps(t *testing.T) {
 		assert.Equal(t, []RateLimitPolicy{{Quota: 10, HasQuota: true, QuotaUnit: "requests"}}, got.Policies, "the other fields still count")
 	})
 	t.Run("policies beyond the cap", func(t *testing.T) {
-		got := ParseRateLimit(http.Header{"Ratelimit": {distinctPolicies(MaxRateLimitPolicies+5) + `, "p0";r=1`}}, boundsNow)
-		require.Len(t, got.Policies, MaxRateLimitPolicies)
+		got := ParseRateLimit(http.Header{"Ratelimit": {distinctPolicies(maxRateLimitPolicies+5) + `, "p0";r=1`}}, boundsNow)
+		require.Len(t, got.Policies, maxRateLimitPolicies)
 		assert.Equal(t, int64(1), got.Policies[0].Remaining, "a name within the cap is still merged, wherever it comes")
 		assert.Equal(t, []RateLimitRejection{excess("RateLimit")}, got.Rejected, "counted once per field")
 	})
@@ -144,7 +144,7 @@ func FuzzRateLimitTimePerByte(f *testing.F) {
 		h := http.Header{"Ratelimit": {field}, "Ratelimit-Policy": {field}, "X-Ratelimit-Remaining": {field}}
 		check("ParseRateLimit", timeOf(func() { ParseRateLimit(h, boundsNow) }))
 		// Within the cap, the policies' merge runs too.
-		if capped := field[:min(len(field), MaxRateLimitFieldBytes)]; true {
+		if capped := field[:min(len(field), maxRateLimitFieldBytes)]; true {
 			h := http.Header{"Ratelimit": {capped}, "Ratelimit-Policy": {capped}}
 			check("ParseRateLimit within the cap", timeOf(func() { ParseRateLimit(h, boundsNow) }))
 		}

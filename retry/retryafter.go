@@ -56,7 +56,7 @@ func (r RetryAfter) Usable() bool {
 	return r.Result == ParsedSeconds || r.Result == ParsedDate
 }
 
-// ParseRetryAfter reads the Retry-After header from h, whatever the case of
+// parseRetryAfter reads the Retry-After header from h, whatever the case of
 // its name, and turns it into a delay, no longer than maxDelay.
 // It accepts delay-seconds and the three HTTP-date forms of RFC 9110
 // (IMF-fixdate, RFC 850, asctime). An HTTP-date is compared with the
@@ -65,7 +65,7 @@ func (r RetryAfter) Usable() bool {
 // lengthen or shorten the wait), else with now; Reference says which.
 // Zero and dates in the past give a zero delay; a value too large for any
 // integer type is capped like any other.
-func ParseRetryAfter(h http.Header, now time.Time, maxDelay time.Duration) RetryAfter {
+func parseRetryAfter(h http.Header, now time.Time, maxDelay time.Duration) RetryAfter {
 	raw, ok := headerValue(h, "Retry-After")
 	if !ok || raw == "" {
 		return RetryAfter{Result: ParsedMissing, Raw: raw}

@@ -1,0 +1,41 @@
+// Copyright The otlphttpretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package retry decides what each attempt of an export leads to and carries
+// it out: which answers are retried, after how long, on which path (the
+// server's Retry-After, counted backoff, an outage or a 401 held at the
+// destination's gate), at what pace, and when a payload is dropped. The
+// decisions are pure (policy.go); the loop (loop.go) sends, waits on an
+// injectable Clock and reports every attempt to an Observer.
+//
+// Its API is what a sender needs to run the loop and watch it; everything
+// else is the package's own (its external tests reach that through
+// export_test.go). TestPackageDocListsTheAPI holds this list to the code:
+//
+//   - Configure: Policy, built from BackoffConfig, RetryAfterConfig,
+//     UnauthorizedConfig, OutageConfig and PacingConfig (and
+//     NewDefaultBackoffConfig, NewDefaultRetryAfterConfig,
+//     NewDefaultUnauthorizedConfig, NewDefaultOutageConfig,
+//     NewDefaultPacingConfig); status overrides map a code to an Action.
+//   - Run: NewLoop and Loop (RunItems, Stop, Waiting, Gate, Pacer), with a
+//     SendFunc that returns a Response for each attempt (ConfigError for one
+//     that cannot leave the process), and an Outcome (OutcomeKind,
+//     DropReason) for each payload.
+//   - Share a destination: Gates (Get) holds one Gate (open, holding,
+//     probing; its State says why and for how long) and one Pacer (Rate,
+//     Ceiling, Quota) per destination; HoldReason says why a gate holds.
+//   - Watch: an Observer gets each Event (EventKind): the attempt's Decision
+//     (Next, Path, DelaySource), the RetryAfter it parsed (Usable, ParseResult,
+//     Reference), the RateLimit it read (Binding, RateLimitPolicy,
+//     RateLimitRejection, RateLimitReject, RateLimitSource), a pacing wait (PaceSource), a hold
+//     that began or ended. QuotaHoldBound bounds how long RateLimit headers
+//     alone may hold requests back. AttributeValues names every value of
+//     these enumerations as the exporter's metrics record them.
+//   - Classify: ClassifyStatus, ClassifyError (with the Reason… constants
+//     of errors without a response); ParseRateLimit reads RateLimit headers.
+//   - Time: Clock and RealClock (Now, After; retrytest has a fake).
+//
+// Still exported because gate.go is being changed elsewhere, to be made the
+// package's own next: NewGate, Pass, Transition, ErrGateDeadline, and
+// Gate's Acquire and Report (which the loop calls).
+package retry // import "github.com/otlphttpretry/otlphttpretry/retry"

@@ -4,8 +4,10 @@
 package main
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -74,4 +76,70 @@ func TestDocFiguresRewrite(t *testing.T) {
 	diffs, err = renderDocFigures(root, false)
 	require.NoError(t, err)
 	assert.Empty(t, diffs, "rendered twice, nothing changes")
+}
+
+// TestDocFiguresAreAccountedFor: in README.md and docs/benchmarks.md every
+// number that looks measured is a rendered figure, or sits in a region
+// that names the test holding it to its stored run (which must exist), or
+// in a region that says why nothing checks it yet (listed in the log).
+func TestDocFiguresAreAccountedFor(t *testing.T) {
+	root := filepath.Join("..", "..")
+	tests := testFunctionNames(t, root)
+	for _, name := range docFiles {
+		b, err := os.ReadFile(filepath.Join(root, name))
+		require.NoError(t, err)
+		stray, checkers := unaccountedFigures(name, string(b))
+		for _, f := range stray {
+			t.Errorf("%s:%d: %q is not rendered from a stored run (<!-- fig … -->) nor in a figures region: %s", f.file, f.line, f.figure, f.context)
+		}
+		for _, c := range checkers {
+			assert.True(t, tests[c], "%s: a region says %s checks its figures; no such test", name, c)
+		}
+		for _, m := range regexp.MustCompile(`<!-- figures unchecked: ([^>]*?) -->`).FindAllStringSubmatch(string(b), -1) {
+			t.Logf("%s: figures unchecked: %s", name, m[1])
+		}
+	}
+}
+
+// testFunctionNames finds every Test function of the repository's test files.
+func testFunctionNames(t *testing.T, root string) map[string]bool {
+	t.Helper()
+	names := map[string]bool{}
+	re := regexp.MustCompile(`(?m)^func (Test\w+)\(`)
+	fsys := os.DirFS(root)
+	err := fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "build" || d.Name() == ".git") {
+			return fs.SkipDir
+		}
+		if strings.HasSuffix(path, "_test.go") {
+			b, err := fs.ReadFile(fsys, path)
+			if err != nil {
+				return err
+			}
+			for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+				names[m[1]] = true
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	return names
+}
+
+// TestUnaccountedFigures: the guard sees a measured-looking figure outside
+// figures and regions, and nothing inside them or in code.
+func TestUnaccountedFigures(t *testing.T) {
+	text := "a 4.2 % share and 0.895\n<!-- fig v x.json a|b|c median f1 -->9.9 %<!-- /fig -->\n" +
+		"<!-- figures checked by TestX -->\n1.25 and 3.5 %\n<!-- /figures -->\n```\n7.77\n```\n" +
+		"<!-- figures unchecked: a model run not stored -->8.88<!-- /figures -->\n60 % and 0.5 s and 1 000 spans\n"
+	stray, checkers := unaccountedFigures("f.md", text)
+	var got []string
+	for _, f := range stray {
+		got = append(got, f.figure)
+	}
+	assert.Equal(t, []string{"4.2 %", "0.895"}, got)
+	assert.Equal(t, []string{"TestX"}, checkers)
 }

@@ -98,6 +98,9 @@ func TestHostileFiguresInTheREADME(t *testing.T) {
 	after := loadHostileRun(t, "docs/hostile-after.jsonl")
 	readme, err := os.ReadFile("README.md")
 	require.NoError(t, err)
+	behaviour, err := os.ReadFile("docs/behaviour.md") // the README's behaviour, moved there
+	require.NoError(t, err)
+	readme = append(readme, behaviour...)
 	const (
 		flood     = "TestHostileFloodConfigs/default_0_jitter_0,_bare_429 requests_in_15s"
 		floodZero = "TestHostileFloodConfigs/default_0_alone,_bare_429 requests_in_15s"

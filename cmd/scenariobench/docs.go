@@ -69,8 +69,9 @@ import (
 	"github.com/otlphttpretry/otlphttpretry/internal/scenario"
 )
 
-// docFiles are the files whose figures -docs renders, from the repository root.
-var docFiles = []string{"README.md", filepath.Join("docs", "benchmarks.md")}
+// docFiles are the files whose figures -docs renders (and whose figures
+// TestDocFiguresAreAccountedFor accounts for), from the repository root.
+var docFiles = []string{"README.md", filepath.Join("docs", "behaviour.md"), filepath.Join("docs", "benchmarks.md")}
 
 var figurePattern = regexp.MustCompile(`(?s)<!-- fig ([^>]*?) -->(.*?)<!-- /fig -->`)
 

@@ -49,6 +49,7 @@ func TestDocFiguresRewrite(t *testing.T) {
 		"<!-- fig table r.json -->\nold\n<!-- /fig -->\nend\n"
 	require.NoError(t, os.WriteFile(filepath.Join(root, "docs", "benchmarks.md"), []byte(bench), 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "README.md"), []byte("no figures\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "docs", "behaviour.md"), []byte("no figures\n"), 0o600))
 
 	diffs, err := renderDocFigures(root, true)
 	require.NoError(t, err)

@@ -11,9 +11,11 @@ package demorun // import "github.com/otlphttpretry/otlphttpretry/internal/demor
 import (
 	_ "embed"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/template"
 )
@@ -115,7 +117,13 @@ func (c CollectorConfig) WriteFile(dir, tmpl string) (string, error) {
 }
 
 // FreeAddrs returns n distinct free 127.0.0.1:port addresses. The ports
-// are free when checked; another process could take one before it is used.
+// are drawn at random below the kernel's ephemeral range, so that neither
+// an outgoing connection's source port nor another listener on port 0 (a
+// test backend) can take one between this check and the collector's bind,
+// as happened with ports the kernel handed out. Another process drawing
+// the same port at the same moment is still possible, but unlikely (one
+// in thousands); without that range it falls back to ports the kernel
+// picks.
 func FreeAddrs(n int) ([]string, error) {
 	lns := make([]net.Listener, 0, n)
 	defer func() {
@@ -123,14 +131,37 @@ func FreeAddrs(n int) ([]string, error) {
 			ln.Close()
 		}
 	}()
+	low, high := unassignedPorts()
 	out := make([]string, 0, n)
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+	for tries := 0; len(out) < n; tries++ {
+		addr := "127.0.0.1:0"
+		if high-low >= 100*n && tries < 1000 {
+			addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(low+rand.IntN(high-low)))
+		}
+		ln, err := net.Listen("tcp", addr)
 		if err != nil {
+			if addr != "127.0.0.1:0" {
+				continue
+			}
 			return nil, err
 		}
 		lns = append(lns, ln)
 		out = append(out, ln.Addr().String())
 	}
 	return out, nil
+}
+
+// unassignedPorts is the range [low, high) of ports below the kernel's
+// ephemeral range and above the well-known registered services this
+// machine might run (10000); (0, 0) when the range cannot be read.
+func unassignedPorts() (low, high int) {
+	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0, 0
+	}
+	var first, last int
+	if _, err := fmt.Sscan(string(data), &first, &last); err != nil || first <= 10000 {
+		return 0, 0
+	}
+	return 10000, first
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -96,6 +97,28 @@ func TestFreeAddrsDistinct(t *testing.T) {
 			t.Fatalf("duplicate address %s", a)
 		}
 		seen[a] = true
+	}
+}
+
+// The collectors' ports come from below the ephemeral range: a port the
+// kernel hands out could be taken by an outgoing connection before the
+// collector binds it (CI failed on exactly that: "bind: address already in
+// use" on a port FreeAddrs had returned).
+func TestFreeAddrsAvoidTheEphemeralRange(t *testing.T) {
+	low, high := unassignedPorts()
+	if high == 0 {
+		t.Skip("no ephemeral range to avoid on this machine")
+	}
+	addrs, err := FreeAddrs(20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		_, p, _ := net.SplitHostPort(a)
+		port, _ := strconv.Atoi(p)
+		if port < low || port >= high {
+			t.Errorf("%s: port outside [%d, %d)", a, low, high)
+		}
 	}
 }
 

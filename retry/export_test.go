@@ -19,12 +19,16 @@ type (
 	RateState     = rateState
 	RateMode      = rateMode
 	CostEstimator = costEstimator
+	Crowding      = crowding
 )
 
 const (
 	RateUnlimited          = rateUnlimited
 	RateSlowStart          = rateSlowStart
 	RatePaced              = ratePaced
+	NotCrowded             = notCrowded
+	CrowdedFirst           = crowdedFirst
+	CrowdedLearned         = crowdedLearned
 	MinBackoffInterval     = minBackoffInterval
 	MinWait                = minWait
 	MaxRateLimitCount      = maxRateLimitCount
@@ -73,4 +77,7 @@ func (p *Pacer) Accepted(now time.Time, items, inFlight int, rl RateLimit) bool 
 func (p *Pacer) Refused(r Refusal, rl RateLimit)      { p.refused(r, rl) }
 func (p *Pacer) HoldEnded(now time.Time, items int)   { p.holdEnded(now, items) }
 func (p *Pacer) Observed(now time.Time, rl RateLimit) { p.observed(now, rl) }
-func (p *Pacer) AcceptedLately(now time.Time) bool    { return p.acceptedLately(now) }
+
+// AnsweredPending is answeredPending: a refused or unanswered request counted against a tentative concurrency limit.
+func (s rateState) AnsweredPending() rateState     { return s.answeredPending() }
+func (p *Pacer) Lately(r Refusal) (bool, Crowding) { return p.lately(r) }

@@ -230,8 +230,10 @@ func (l *Loop) attempt(ctx context.Context, s payloadState, pass Pass, inFlight,
 		e.ParseDuration = l.clock.Now().Sub(now)
 	}
 	a.Successes = l.gate.successCount()
+	refusal := refusedAnswer{At: now, Sent: started, Items: items, Probe: pass.Probe, Bare: !a.RetryAfter.Usable(),
+		Shed: resp.Status != http.StatusTooManyRequests, InFlight: inFlight}
 	if resp.Status == http.StatusTooManyRequests || backendAnswer(resp.Status) {
-		a.AcceptedLately = l.pacer.acceptedLately(now)
+		a.AcceptedLately, a.Crowding = l.pacer.lately(refusal)
 	}
 	s, d := l.policy.decide(s, a)
 	if l.pacer != nil {
@@ -248,7 +250,7 @@ func (l *Loop) attempt(ctx context.Context, s payloadState, pass Pass, inFlight,
 		case d.Action == ActionSuccess:
 			e.QuotaDistrusted = l.pacer.accepted(now, items, inFlight, rl)
 		case d.Throttled || d.Path == PathPace:
-			l.pacer.refused(refusedAnswer{At: now, Sent: started, Items: items, Probe: pass.Probe, Bare: !a.RetryAfter.Usable(), Shed: resp.Status != http.StatusTooManyRequests, InFlight: inFlight}, rl)
+			l.pacer.refused(refusal, rl)
 		default:
 			l.pacer.observed(now, rl)
 		}

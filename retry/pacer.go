@@ -153,6 +153,7 @@ func (p *Pacer) unanswered() {
 	defer p.mu.Unlock()
 	p.quota.unanswered()
 	p.answerLocked()
+	p.rate = p.rate.answeredPending()
 }
 
 // current reports whether no refusal has changed the pace since slot was
@@ -194,6 +195,7 @@ func (p *Pacer) refused(r refusedAnswer, rl RateLimit) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	r = p.measureLocked(r)
 	p.answerLocked()
 	kind := answerThrottled
 	if r.Shed {
@@ -203,9 +205,21 @@ func (p *Pacer) refused(r refusedAnswer, rl RateLimit) {
 	if r.Bare {
 		p.meter.add(r.At, 0, r.Items, true, r.InFlight)
 	}
+	p.rate = p.rate.At(r.At, p.cfg.QuietPeriod).Refused(r)
+}
+
+// measureLocked fills in what the pacer measured of a refusal not yet
+// counted: the items accepted and sent within acceptWindow, the most
+// requests in flight with which an accepted one left, and the other
+// requests still in flight.
+func (p *Pacer) measureLocked(r refusedAnswer) refusedAnswer {
 	recent := p.meter.sum(r.At)
 	r.Recent, r.RecentSent, r.MaxAcceptedInFlight = recent.accepted, recent.sent, recent.maxAcceptedInFlight
-	p.rate = p.rate.At(r.At, p.cfg.QuietPeriod).Refused(r)
+	if r.Bare {
+		r.RecentSent += r.Items
+	}
+	r.Others = max(p.inFlight-1, 0)
+	return r
 }
 
 // holdEnded is told that a throttle hold ended: the probe, a request of
@@ -233,6 +247,7 @@ func (p *Pacer) observed(now time.Time, rl RateLimit) {
 	defer p.mu.Unlock()
 	p.answerLocked()
 	p.quota.observe(now, rl, p.cfg.RateLimitHeaders, answerOther)
+	p.rate = p.rate.answeredPending()
 }
 
 // snapshot returns the rate controller's state as of now (a pace older than
@@ -274,14 +289,18 @@ func (p *Pacer) Quota() RateLimit {
 	return p.quota.quota
 }
 
-// acceptedLately reports whether the backend accepted a request within
-// acceptWindow before now: a bare refusal then has a pace to slow, and a
-// 502, 503 or 504 speaks about a backend that takes others.
-func (p *Pacer) acceptedLately(now time.Time) bool {
+// lately is asked of a refused answer r before it is recorded (Refused):
+// whether the backend accepted a request within acceptWindow before r.At
+// (a bare refusal then has a pace to slow, and a 502, 503 or 504 speaks
+// about a backend that takes others), and whether r came from crossing a
+// concurrency limit (rateState.Crowding).
+func (p *Pacer) lately(r refusedAnswer) (accepted bool, c crowding) {
 	if p == nil || !p.cfg.Enabled {
-		return false
+		return false, notCrowded
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.meter.sum(now).accepted > 0
+	r = p.measureLocked(r)
+	c, _ = p.rate.At(r.At, p.cfg.QuietPeriod).Crowding(r)
+	return r.Recent > 0, c
 }

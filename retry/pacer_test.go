@@ -592,14 +592,12 @@ func TestPacerWaitsForAnAnswerAtTheConcurrencyLimit(t *testing.T) {
 	clock := retrytest.NewClock(t0)
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
 	var inFlight []int
-	for range 3 {
+	for range 2 {
 		slot := p.Depart(clock.Now())
 		require.Equal(t, clock.Now(), slot.At)
 		inFlight = append(inFlight, slot.InFlight)
 	}
-	assert.Equal(t, []int{1, 2, 3}, inFlight, "each counts the requests in flight, itself included")
-	p.Refused(retry.Refusal{At: clock.Now(), Sent: clock.Now(), Items: 100, Bare: true, InFlight: 3}, retry.RateLimit{})
-	assert.Zero(t, p.State().Concurrency, "nothing accepted yet: no limit to learn")
+	assert.Equal(t, []int{1, 2}, inFlight, "each counts the requests in flight, itself included")
 	p.Accepted(clock.Now(), 100, 1, retry.RateLimit{})
 	p.Accepted(clock.Now(), 100, 2, retry.RateLimit{})
 	for range 3 {
@@ -607,6 +605,7 @@ func TestPacerWaitsForAnAnswerAtTheConcurrencyLimit(t *testing.T) {
 	}
 	p.Refused(retry.Refusal{At: clock.Now(), Sent: clock.Now(), Items: 100, Bare: true, InFlight: 3}, retry.RateLimit{})
 	assert.Equal(t, 2, p.State().Concurrency, "refused with three in flight, accepted with two")
+	assert.False(t, p.State().Tentative)
 	assert.Zero(t, p.Rate(), "the pace is not cut for it")
 
 	// Two in flight: the next waits for an answer.
@@ -625,6 +624,49 @@ func TestPacerWaitsForAnAnswerAtTheConcurrencyLimit(t *testing.T) {
 		t.Fatal("not woken by the answer")
 	}
 	assert.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "one in flight now: it goes")
+}
+
+// TestPacerLearnsConcurrencyFromTheFirstRefusal: refused before anything
+// was accepted, with two requests still in flight: a tentative limit of
+// two, which the next request waits under; an acceptance of one of the two
+// confirms it. When both are refused too (the backend refuses everything),
+// it is forgotten.
+func TestPacerLearnsConcurrencyFromTheFirstRefusal(t *testing.T) {
+	clock := retrytest.NewClock(t0)
+	start := func() *retry.Pacer {
+		p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
+		for range 3 {
+			p.Depart(clock.Now())
+		}
+		r := retry.Refusal{At: clock.Now(), Sent: clock.Now(), Items: 100, Bare: true, InFlight: 3}
+		accepted, crowding := p.Lately(r)
+		assert.False(t, accepted)
+		assert.Equal(t, retry.CrowdedFirst, crowding, "two ahead of it still out")
+		p.Refused(r, retry.RateLimit{})
+		s := p.State()
+		assert.Equal(t, 2, s.Concurrency)
+		assert.True(t, s.Tentative)
+		assert.Equal(t, 2, s.Pending, "the two in flight with it")
+		return p
+	}
+
+	p := start()
+	slot := p.Depart(clock.Now())
+	require.Equal(t, retry.PaceConcurrency, slot.Source, "two in flight: the next waits for an answer")
+	p.Accepted(clock.Now(), 100, 1, retry.RateLimit{})
+	assert.Equal(t, 2, p.State().Concurrency, "one of the two accepted: confirmed")
+	assert.False(t, p.State().Tentative)
+	assert.Zero(t, p.Rate(), "no pace")
+
+	p = start()
+	p.Refused(retry.Refusal{At: clock.Now(), Sent: clock.Now(), Items: 100, Bare: true, InFlight: 1}, retry.RateLimit{})
+	assert.Zero(t, p.State().Concurrency, "refused alone in flight with nothing accepted: not a concurrency limit")
+
+	p = start()
+	p.Refused(retry.Refusal{At: clock.Now(), Sent: clock.Now(), Items: 100, Bare: true, InFlight: 2}, retry.RateLimit{})
+	assert.Equal(t, 1, p.State().Concurrency, "refused with one ahead of it: at most one at once, tentatively")
+	p.Unanswered()
+	assert.Zero(t, p.State().Concurrency, "the last of them unanswered: none was accepted, forgotten")
 }
 
 // TestPacerSheddingKeepsThePace: a backend that answers half of the

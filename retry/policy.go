@@ -78,6 +78,12 @@ type attemptFacts struct {
 	// then slows the pace instead of holding the destination, and spends
 	// no counted attempt.
 	AcceptedLately bool
+	// Crowding is set when pacing is on and the refused request left with
+	// more requests in flight than the backend takes at once (the pacer's
+	// measure, rateState.Crowding): a bare 429 then waits for an answer
+	// instead of holding the destination, and a refusal with a Retry-After
+	// past a learned concurrency limit holds only its payload.
+	Crowding crowding
 	// Random is a number in [0, 1) for jitter.
 	Random float64
 }
@@ -209,7 +215,7 @@ func (p Policy) unauthorized(d Decision, a attemptFacts) Decision {
 func (p Policy) throttled(s payloadState, d Decision, a attemptFacts) (payloadState, Decision) {
 	ra := a.RetryAfter
 	d.Throttled = true
-	if !ra.Usable() && a.AcceptedLately {
+	if !ra.Usable() && (a.AcceptedLately || a.Crowding != notCrowded) {
 		return p.paced(s, d, a)
 	}
 	d.Delay, d.Source = ra.Delay, SourceHeader
@@ -235,7 +241,14 @@ func (p Policy) throttled(s payloadState, d Decision, a attemptFacts) (payloadSt
 		}
 	}
 	d.Delay += scaleJitter(p.RetryAfter.Jitter, a.Random)
-	d.Hold, d.Until = HoldThrottle, a.Now.Add(d.Delay)
+	d.Until = a.Now.Add(d.Delay)
+	// Refused for crossing a concurrency limit (learned, or first seen,
+	// with the requests ahead of it still out): the payload waits what the
+	// server asked on its own, and the others keep within the limit.
+	alone := a.Crowding == crowdedLearned || (a.Crowding == crowdedFirst && ra.Usable() && ra.Delay >= minWait)
+	if !alone {
+		d.Hold = HoldThrottle
+	}
 	if s.ThrottleStart.IsZero() {
 		s.ThrottleStart = a.Now
 	}
@@ -244,6 +257,9 @@ func (p Policy) throttled(s payloadState, d Decision, a attemptFacts) (payloadSt
 		return s, d
 	}
 	d.Next, d.Path = NextGate, PathRateLimit
+	if alone {
+		d.Next = NextBackoff
+	}
 	return s, d
 }
 

@@ -28,6 +28,7 @@ func TestDecide(t *testing.T) {
 	up := func(a retry.Attempt) retry.Attempt { a.SuccessesAtStart, a.Successes = 1, 2; return a }
 	// lately: pacing is on and the backend accepted a request within 2 s.
 	lately := func(a retry.Attempt) retry.Attempt { a.AcceptedLately = true; return a }
+	crowded := func(c retry.Crowding, a retry.Attempt) retry.Attempt { a.Crowding = c; return a }
 	attempt := func(r retry.Response) retry.Attempt {
 		a := retry.Attempt{Response: r, Now: now}
 		if r.Status != 0 {
@@ -177,6 +178,26 @@ func TestDecide(t *testing.T) {
 		{
 			name: "429 Retry-After 7 with a pace: the server's wait, held", attempt: lately(attempt(withRetryAfter(429, "7"))), throttle: true,
 			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 7 * time.Second, source: retry.SourceHeader},
+		},
+		{
+			name:    "429 Retry-After 7 past a learned concurrency limit: the server's wait, this payload alone (the others keep within the limit)",
+			attempt: crowded(retry.CrowdedLearned, lately(attempt(withRetryAfter(429, "7")))), throttle: true,
+			want: want{next: retry.NextBackoff, path: retry.PathRateLimit, delay: 7 * time.Second, source: retry.SourceHeader},
+		},
+		{
+			name:    "429 Retry-After 7 with nothing accepted yet but others in flight: the server's wait, this payload alone",
+			attempt: crowded(retry.CrowdedFirst, attempt(withRetryAfter(429, "7"))), throttle: true,
+			want: want{next: retry.NextBackoff, path: retry.PathRateLimit, delay: 7 * time.Second, source: retry.SourceHeader},
+		},
+		{
+			name:    "429 Retry-After 0 with nothing accepted yet but others in flight: held (a retry-now is no concurrency signal; its floors apply at the gate)",
+			attempt: crowded(retry.CrowdedFirst, attempt(withRetryAfter(429, "0"))), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, source: retry.SourceHeader},
+		},
+		{
+			name:    "429 without Retry-After, nothing accepted yet but others in flight: back to the gate, no hold (the requests in flight tell)",
+			attempt: crowded(retry.CrowdedFirst, attempt(resp(429))), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathPace},
 		},
 		{
 			name: "status_overrides 503: drop", attempt: attempt(resp(503)),

@@ -163,6 +163,15 @@ type rateState struct {
 	// when no such limit was seen. ConcurrencySince is when it was set.
 	Concurrency      int
 	ConcurrencySince time.Time
+	// Tentative is set while Concurrency comes from a refusal that came
+	// before anything was accepted, with other requests still in flight
+	// (crowdedFirst): it holds requests back as a learned limit
+	// does. Pending counts the answers still due to the requests in flight
+	// then: an acceptance among them confirms the limit; when none is
+	// accepted, the backend refuses everything and the limit is forgotten
+	// (as it is when a hold ends while it is tentative).
+	Tentative bool
+	Pending   int
 }
 
 // refusedAnswer is a refused answer, as the rate controller learns from it.
@@ -182,8 +191,45 @@ type refusedAnswer struct {
 	Recent, RecentSent int
 	// InFlight is how many requests were in flight when this one left
 	// (itself included), and MaxAcceptedInFlight the most with which a
-	// request accepted within acceptWindow left.
-	InFlight, MaxAcceptedInFlight int
+	// request accepted within acceptWindow left. Others is how many other
+	// requests were still in flight when its answer came.
+	InFlight, MaxAcceptedInFlight, Others int
+}
+
+// Crowding says whether a refusal came from crossing a limit on the
+// requests in flight (a concurrency limit) rather than a rate.
+type crowding uint8
+
+const (
+	// notCrowded: nothing says so.
+	notCrowded crowding = iota
+	// crowdedFirst: a 429 with nothing accepted lately, to a request
+	// that left with others in flight whose answers are not all in: they
+	// may be accepted (the backend takes only so many at once) or refused
+	// too (it refuses everything); the requests in flight still tell.
+	crowdedFirst
+	// crowdedLearned: the request left with more requests in flight than
+	// any the backend accepted lately (and more than one).
+	crowdedLearned
+)
+
+// Crowding is whether r came from crossing a concurrency limit, and the
+// limit it shows (0 for none).
+func (s rateState) Crowding(r refusedAnswer) (crowding, int) {
+	switch {
+	case r.InFlight <= 1:
+		return notCrowded, 0
+	case s.Concurrency > 0 && !s.Tentative && max(r.InFlight, r.Others+1) > s.Concurrency:
+		// Past the limit learned, as it grows (ConcurrencyAt): it has not.
+		// (A request that left after this one may have reached the backend
+		// before it: those in flight at the answer count too.)
+		return crowdedLearned, s.Concurrency
+	case r.MaxAcceptedInFlight > 0 && r.InFlight > r.MaxAcceptedInFlight:
+		return crowdedLearned, r.MaxAcceptedInFlight
+	case r.MaxAcceptedInFlight == 0 && r.Recent == 0 && r.Others > 0 && !r.Shed:
+		return crowdedFirst, r.InFlight - 1
+	}
+	return notCrowded, 0
 }
 
 // At is the state at now: a pace QuietPeriod after its last cut is
@@ -198,7 +244,7 @@ func (s rateState) At(now time.Time, quiet time.Duration) rateState {
 	}
 	return rateState{Epoch: s.Epoch, ItemsPerRequest: s.ItemsPerRequest,
 		BackgroundAnswered: s.BackgroundAnswered, BackgroundRefused: s.BackgroundRefused,
-		Concurrency: s.Concurrency, ConcurrencySince: s.ConcurrencySince}
+		Concurrency: s.Concurrency, ConcurrencySince: s.ConcurrencySince, Tentative: s.Tentative, Pending: s.Pending}
 }
 
 // Rate is the pace at now in items per second, 0 when unlimited: in a
@@ -278,7 +324,34 @@ func (s rateState) Accepted(now time.Time, items int) rateState {
 	}
 	s.AcceptedRun += items
 	s.ItemsPerRequest = items
+	if s.Tentative && s.Pending > 0 {
+		// A request in flight with the refused one was accepted: the
+		// backend takes several at once.
+		s.Tentative, s.Pending = false, 0
+	}
 	return s.background(now, false)
+}
+
+// answeredPending counts a refused answer against a tentative concurrency
+// limit: when none of the requests in flight with the refusal that set it
+// was accepted, it is forgotten.
+func (s rateState) answeredPending() rateState {
+	if !s.Tentative {
+		return s
+	}
+	s.Pending--
+	if s.Pending <= 0 {
+		s = s.forgetTentative()
+	}
+	return s
+}
+
+// forgetTentative drops a tentative concurrency limit.
+func (s rateState) forgetTentative() rateState {
+	if s.Tentative {
+		s.Concurrency, s.ConcurrencySince, s.Tentative, s.Pending = 0, time.Time{}, false, 0
+	}
+	return s
 }
 
 // background counts an answer towards the background share when the pace
@@ -323,12 +396,27 @@ func (s rateState) Refused(r refusedAnswer) rateState {
 	if r.Bare && !r.Shed {
 		s = s.background(r.At, true)
 	}
-	if r.InFlight > 1 && r.MaxAcceptedInFlight > 0 && r.InFlight > r.MaxAcceptedInFlight {
+	switch kind, limit := s.Crowding(r); kind {
+	case crowdedLearned:
 		// More in flight than the backend was seen to accept at once.
-		if c := s.ConcurrencyAt(r.At); c == 0 || r.MaxAcceptedInFlight < c {
-			s.Concurrency, s.ConcurrencySince = r.MaxAcceptedInFlight, r.At
+		s = s.answeredPending()
+		if c := s.ConcurrencyAt(r.At); c == 0 || limit < c {
+			s.Concurrency, s.ConcurrencySince, s.Tentative, s.Pending = limit, r.At, false, 0
 		}
 		return s
+	case crowdedFirst:
+		// Nothing accepted yet, others in flight: at most those ahead of
+		// it at once, until their answers tell.
+		s = s.answeredPending()
+		if c := s.ConcurrencyAt(r.At); c == 0 || limit < c {
+			s.Concurrency, s.ConcurrencySince, s.Tentative, s.Pending = limit, r.At, true, r.Others
+		}
+		return s
+	}
+	s = s.answeredPending()
+	if r.Recent == 0 {
+		// Nothing accepted lately: a refusal that holds the destination.
+		s = s.forgetTentative()
 	}
 	if s.Mode == ratePaced && (r.Probe || !r.Sent.After(s.Since)) {
 		return s
@@ -430,10 +518,16 @@ func (s rateState) bare(now time.Time, ceiling, plateau float64, measured bool) 
 // HoldEnded starts a slow start at one request of items items a second
 // when a throttle hold ended (its probe was accepted) with nothing
 // learned: what waited is not released all at once, since nothing says
-// what the backend will take. A learned pace is kept.
+// what the backend will take. A learned pace is kept, and so is a learned
+// concurrency limit, which releases what waited no faster than the
+// backend answers (a tentative one is forgotten: the hold came from
+// refusals it did not explain).
 func (s rateState) HoldEnded(now time.Time, items int) rateState {
 	s.ItemsPerRequest = items
-	if s.Mode != rateUnlimited {
+	s = s.forgetTentative()
+	if s.Mode != rateUnlimited || s.Concurrency > 0 {
+		// A learned concurrency limit releases what waited no faster
+		// than the backend answers.
 		return s
 	}
 	return s.restart(now, float64(max(items, 1)), rateSlowStart)

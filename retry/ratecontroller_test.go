@@ -340,3 +340,73 @@ func TestRateConcurrencyGrows(t *testing.T) {
 	assert.Equal(t, 3, s.ConcurrencyAt(t0.Add(10*time.Second)))
 	assert.Equal(t, 0, retry.RateState{}.ConcurrencyAt(t0), "none learned: no limit")
 }
+
+// TestRateCrowding: whether a refusal came from crossing a concurrency
+// limit, and the limit it shows, from what was in flight when it left and
+// when it was answered and what the backend accepted lately.
+func TestRateCrowding(t *testing.T) {
+	learned := retry.RateState{Concurrency: 2, ConcurrencySince: t0}
+	tentative := retry.RateState{Concurrency: 2, ConcurrencySince: t0, Tentative: true, Pending: 2}
+	for _, tt := range []struct {
+		name  string
+		state retry.RateState
+		r     retry.Refusal
+		want  retry.Crowding
+		limit int
+	}{
+		{"alone in flight: no concurrency signal", retry.RateState{}, retry.Refusal{InFlight: 1, Others: 3, Bare: true}, retry.NotCrowded, 0},
+		{"left with three in flight, the backend accepted two at once lately: a limit of two", retry.RateState{},
+			retry.Refusal{InFlight: 3, MaxAcceptedInFlight: 2, Recent: 100, Bare: true}, retry.CrowdedLearned, 2},
+		{"left with two in flight, the backend accepted two at once: not past it", retry.RateState{},
+			retry.Refusal{InFlight: 2, MaxAcceptedInFlight: 2, Recent: 100, Bare: true}, retry.NotCrowded, 0},
+		{"past a learned limit of two", learned, retry.Refusal{InFlight: 3, MaxAcceptedInFlight: 3, Recent: 100}, retry.CrowdedLearned, 2},
+		{"past a learned limit by those in flight at its answer", learned, retry.Refusal{InFlight: 2, Others: 2, MaxAcceptedInFlight: 2, Recent: 100}, retry.CrowdedLearned, 2},
+		{"within a learned limit", learned, retry.Refusal{InFlight: 2, Others: 1, MaxAcceptedInFlight: 2, Recent: 100}, retry.NotCrowded, 0},
+		{"nothing accepted yet, two others still out: at most those ahead of it, tentatively", retry.RateState{},
+			retry.Refusal{InFlight: 3, Others: 2, Bare: true}, retry.CrowdedFirst, 2},
+		{"nothing accepted yet, the others all answered: the backend refuses everything", retry.RateState{},
+			retry.Refusal{InFlight: 3, Others: 0, Bare: true}, retry.NotCrowded, 0},
+		{"nothing accepted yet, a 503 with others out: shedding, no concurrency signal", retry.RateState{},
+			retry.Refusal{InFlight: 3, Others: 2, Bare: true, Shed: true}, retry.NotCrowded, 0},
+		{"a tentative limit is no learned one: crowded first again", tentative,
+			retry.Refusal{InFlight: 3, Others: 2, Bare: true}, retry.CrowdedFirst, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, limit := tt.state.Crowding(tt.r)
+			assert.Equal(t, tt.want, got)
+			assert.Equal(t, tt.limit, limit)
+		})
+	}
+}
+
+// TestRateTentativeConcurrency: a limit learned from a refusal before
+// anything was accepted is tentative: an acceptance confirms it; when the
+// answers of the requests in flight with the refusal are all refused, or a
+// throttle hold ends, it is forgotten; a learned limit survives a hold's
+// end (and starts no slow start: the limit paces what waited).
+func TestRateTentativeConcurrency(t *testing.T) {
+	first := retry.RateState{}.Refused(retry.Refusal{At: t0, Sent: t0, Items: 100, Bare: true, InFlight: 3, Others: 2})
+	assert.Equal(t, retry.RateState{ItemsPerRequest: 100, Answered: 1, RefusedRun: 1, Concurrency: 2, ConcurrencySince: t0, Tentative: true, Pending: 2}, first)
+
+	confirmed := first.Accepted(t0, 100)
+	assert.Equal(t, 2, confirmed.Concurrency)
+	assert.False(t, confirmed.Tentative)
+	assert.Zero(t, confirmed.Pending)
+	assert.Equal(t, retry.RateUnlimited, confirmed.Mode, "no pace from a concurrency refusal")
+
+	lower := first.Refused(retry.Refusal{At: t0, Sent: t0, Items: 100, Bare: true, InFlight: 2, Others: 1})
+	assert.Equal(t, 1, lower.Concurrency, "left with one ahead of it, still out: a limit of one, tentatively")
+	assert.True(t, lower.Tentative)
+	assert.Equal(t, 1, lower.Pending)
+	alone := first.Refused(retry.Refusal{At: t0, Sent: t0, Items: 100, Bare: true, InFlight: 2})
+	assert.Zero(t, alone.Concurrency, "refused with nothing else out and nothing accepted: the backend refuses everything, forgotten")
+	gone := first.AnsweredPending().AnsweredPending()
+	assert.Zero(t, gone.Concurrency, "both in flight with it refused too: forgotten")
+	assert.False(t, gone.Tentative)
+
+	assert.Zero(t, first.HoldEnded(t0, 100).Concurrency, "a hold ended: the tentative limit did not explain it")
+	assert.Equal(t, retry.RateSlowStart, first.HoldEnded(t0, 100).Mode)
+	held := confirmed.HoldEnded(t0, 100)
+	assert.Equal(t, 2, held.Concurrency, "a learned limit survives a hold's end")
+	assert.Equal(t, retry.RateUnlimited, held.Mode, "and paces what waited: no slow start")
+}

@@ -196,6 +196,7 @@ func (p *Pacer) refused(r refusedAnswer, rl RateLimit) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r = p.measureLocked(r)
+	r.Quota = rl.Present && p.cfg.RateLimitHeaders
 	p.answerLocked()
 	kind := answerThrottled
 	if r.Shed {

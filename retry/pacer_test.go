@@ -773,3 +773,33 @@ func TestPacerRefillNotReadFromAnswersInFlightTogether(t *testing.T) {
 	require.Equal(t, retry.PaceQuota, slot.Source)
 	assert.Equal(t, clock.Now().Add(time.Second), slot.At, "a window: wait for its reset")
 }
+
+// TestPacerRefusalsInARow: bare 429s in a row (each sent after the last
+// came back) push the next slot out further and further; with RateLimit
+// headers the quota tracker says when there is room, and they do not.
+func TestPacerRefusalsInARow(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		rl     retry.RateLimit
+		streak int
+	}{
+		{"bare", retry.RateLimit{}, 3},
+		{"with RateLimit headers", rateLimit(t0, 2000, 1, 0, 1), 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := retrytest.NewClock(t0)
+			p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
+			for range 10 {
+				p.Accepted(clock.Now(), 100, 1, retry.RateLimit{})
+				clock.Advance(100 * time.Millisecond)
+			}
+			for range 3 {
+				clock.Advance(time.Millisecond)
+				sent := clock.Now() // after the last refusal came back
+				clock.Advance(10 * time.Millisecond)
+				p.Refused(retry.Refusal{At: clock.Now(), Sent: sent, Items: 100, Bare: true}, tt.rl)
+			}
+			assert.Equal(t, tt.streak, p.State().Streak)
+		})
+	}
+}

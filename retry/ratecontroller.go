@@ -96,6 +96,18 @@ const (
 	// concurrencyGrowth is how long a learned concurrency limit stays
 	// before it grows by one request.
 	concurrencyGrowth = 10 * time.Second
+	// streakGrowth and maxStreakGrowths: a bare 429 in a row (to a request
+	// that left after the previous refusal came back, nothing accepted
+	// between) pushes the next request out by streakGrowth^(n-1) intervals
+	// at the pace for the n-th in a row, at most
+	// streakGrowth^maxStreakGrowths: a window that ran out, or an emptied
+	// bucket, refuses everything until it has room, where a backend that
+	// refuses at random seldom refuses twice in a row. Chosen on the 21
+	// cells of TestScore (SCORE_EXTRA, 6 and 10 seeds): growths of 1.5 and
+	// 2 capped at 3, 4, 5 and 6 doublings; 2 and 3 left the fewest cells
+	// furthest from their goals (docs/benchmarks.md).
+	streakGrowth     = 2.0
+	maxStreakGrowths = 3
 )
 
 // rateMode is the rate controller's state.
@@ -172,6 +184,12 @@ type rateState struct {
 	// (as it is when a hold ends while it is tentative).
 	Tentative bool
 	Pending   int
+
+	// Streak counts the bare 429s in a row: each to a request that left
+	// after the previous one came back (at LastRefusal), nothing accepted
+	// since (rateState.spaced).
+	Streak      int
+	LastRefusal time.Time
 }
 
 // refusedAnswer is a refused answer, as the rate controller learns from it.
@@ -194,6 +212,10 @@ type refusedAnswer struct {
 	// request accepted within acceptWindow left. Others is how many other
 	// requests were still in flight when its answer came.
 	InFlight, MaxAcceptedInFlight, Others int
+	// Quota is set when the answer carried RateLimit headers the quota
+	// tracker reads: they, not a streak of refusals, say when the backend
+	// has room again.
+	Quota bool
 }
 
 // Crowding says whether a refusal came from crossing a limit on the
@@ -324,6 +346,7 @@ func (s rateState) Accepted(now time.Time, items int) rateState {
 	}
 	s.AcceptedRun += items
 	s.ItemsPerRequest = items
+	s.Streak = 0
 	if s.Tentative && s.Pending > 0 {
 		// A request in flight with the refused one was accepted: the
 		// backend takes several at once.
@@ -394,6 +417,10 @@ func (s rateState) background(now time.Time, refused bool) rateState {
 func (s rateState) Refused(r refusedAnswer) rateState {
 	s.ItemsPerRequest = r.Items
 	if r.Bare && !r.Shed {
+		if r.Sent.After(s.LastRefusal) && !r.Quota {
+			s.Streak++
+		}
+		s.LastRefusal = r.At
 		s = s.background(r.At, true)
 	}
 	switch kind, limit := s.Crowding(r); kind {
@@ -423,7 +450,7 @@ func (s rateState) Refused(r refusedAnswer) rateState {
 	}
 	floor := float64(max(r.Items, 1))
 	if r.Bare && s.Mode != rateSlowStart {
-		return s.bareCut(r, floor)
+		return s.bareCut(r, floor).spaced(r)
 	}
 	elapsed := max(r.At.Sub(s.Since), minCutElapsed)
 	var ceiling float64
@@ -540,5 +567,23 @@ func (s rateState) restart(now time.Time, ceiling float64, mode rateMode) rateSt
 	s.Since, s.Next, s.AcceptedRun, s.Answered, s.RefusedRun = now, now, 0, 0, 0
 	s.Bare, s.Plateau, s.Regain, s.Measured = false, 0, 0, false
 	s.Epoch++
+	return s
+}
+
+// spaced pushes the next slot out after a bare 429 that follows another
+// in a row (Streak): to streakGrowth^(Streak-1) intervals at the pace
+// after it (at most streakGrowth^maxStreakGrowths), voiding the slots
+// booked before, so that a backend that refuses everything for now is
+// asked less and less often until it accepts again.
+func (s rateState) spaced(r refusedAnswer) rateState {
+	if s.Streak < 2 || s.Mode != ratePaced || r.Shed {
+		return s
+	}
+	k := float64(min(s.Streak-1, maxStreakGrowths))
+	at := r.At.Add(time.Duration(float64(interval(s.ItemsPerRequest, s.Rate(r.At))) * math.Pow(streakGrowth, k)))
+	if at.After(s.Next) {
+		s.Next = at
+		s.Epoch++
+	}
 	return s
 }

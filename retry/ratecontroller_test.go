@@ -38,6 +38,24 @@ func TestRateTransitions(t *testing.T) {
 			Bare: true, Plateau: 1000, Regain: 2 * time.Second, Measured: true}
 	}
 	with := func(s retry.RateState, f func(*retry.RateState)) retry.RateState { f(&s); return s }
+	// inRow is s after n bare 429s in a row, the last answered at at.
+	inRow := func(s retry.RateState, n int, at float64) retry.RateState {
+		s.Streak, s.LastRefusal = n, sec(at)
+		return s
+	}
+	// windowOut is the state a bare refusal at 3 s left, from bare(0, 5, 5)
+	// (nothing accepted since the cut; 1200 items over the last 2 s).
+	windowOut := func(streak int, next time.Duration) retry.RateState {
+		return with(bare(0, 0, 0), func(s *retry.RateState) {
+			s.Since, s.Epoch, s.Ceiling, s.Plateau, s.Measured = sec(3), 2, 570, 600, false
+			s.Next = sec(3).Add(next)
+			s.Streak, s.LastRefusal = streak, sec(3)
+			if streak > 1 {
+				s.Epoch++ // the slots booked at the cut's pace are void too
+			}
+		})
+	}
+	windowRefusal := func(s retry.RateState) retry.RateState { r := bareRefusal(3); r.Recent = 1200; return s.Refused(r) }
 	tests := []struct {
 		name  string
 		from  retry.RateState
@@ -154,39 +172,75 @@ func TestRateTransitions(t *testing.T) {
 				return s.Refused(r)
 			},
 			want: retry.RateState{Mode: retry.RatePaced, Ceiling: 950, Since: t0, Next: t0.Add(105263157), Epoch: 1, ItemsPerRequest: 100,
-				FirstAccepted: sec(-10), Bare: true, Plateau: 1000, Regain: 2 * time.Second},
+				FirstAccepted: sec(-10), Bare: true, Plateau: 1000, Regain: 2 * time.Second, Streak: 1, LastRefusal: t0},
 		},
 		{
 			name:  "bare, refused within three requests of the cut: too soon to tell, no cut",
 			from:  with(bare(100, 1, 0), func(s *retry.RateState) { s.Measured = false }),
 			event: func(s retry.RateState) retry.RateState { return s.Refused(bareRefusal(0.3)) },
-			want:  with(bare(100, 2, 1), func(s *retry.RateState) { s.Measured = false }),
+			want:  inRow(with(bare(100, 2, 1), func(s *retry.RateState) { s.Measured = false }), 1, 0.3),
 		},
 		{
 			name:  "bare, refused below the rate the backend took: refused whatever the pace, no cut, counted",
 			from:  with(bare(900, 10, 0), func(s *retry.RateState) { s.BackgroundAnswered = 20 }),
 			event: func(s retry.RateState) retry.RateState { return s.Refused(bareRefusal(1)) },
-			want: with(bare(900, 11, 1), func(s *retry.RateState) {
+			want: inRow(with(bare(900, 11, 1), func(s *retry.RateState) {
 				s.BackgroundAnswered, s.BackgroundRefused = 21, 1
-			}),
+			}), 1, 1),
 		},
 		{
 			name:  "bare, refused past it: 5 % below what the backend took since the cut, climbing back to it",
 			from:  bare(3000, 30, 0),
 			event: func(s retry.RateState) retry.RateState { return s.Refused(bareRefusal(3)) },
-			want: with(bare(0, 0, 0), func(s *retry.RateState) {
+			want: inRow(with(bare(0, 0, 0), func(s *retry.RateState) {
 				s.Since, s.Next, s.Epoch = sec(3), sec(3).Add(105263157), 2
-			}),
+			}), 1, 3),
 		},
 		{
 			name:  "bare, refused past it with nothing accepted since the cut (a window ran out): the last 2 s, not measured",
 			from:  bare(0, 5, 5),
-			event: func(s retry.RateState) retry.RateState { r := bareRefusal(3); r.Recent = 1200; return s.Refused(r) },
-			want: with(bare(0, 0, 0), func(s *retry.RateState) {
-				s.Since, s.Epoch, s.Ceiling, s.Plateau, s.Measured = sec(3), 2, 570, 600, false
-				s.Next = sec(3).Add(175438596)
-				s.Regain = 2 * time.Second
-			}),
+			event: windowRefusal,
+			want:  windowOut(1, 175438596),
+		},
+		{
+			name:  "bare, the second in a row (sent after the last refusal came back, nothing accepted since): cut, and the next slot two intervals on",
+			from:  inRow(bare(0, 5, 5), 1, 2.5),
+			event: windowRefusal,
+			want:  windowOut(2, 2*175438596),
+		},
+		{
+			name:  "bare, the fourth in a row: eight intervals on",
+			from:  inRow(bare(0, 5, 5), 3, 2.5),
+			event: windowRefusal,
+			want:  windowOut(4, 8*175438596),
+		},
+		{
+			name:  "bare, the fifth in a row: still eight (maxStreakGrowths)",
+			from:  inRow(bare(0, 5, 5), 4, 2.5),
+			event: windowRefusal,
+			want:  windowOut(5, 8*175438596),
+		},
+		{
+			name:  "bare, sent before the last refusal came back (in flight with it): not in a row",
+			from:  inRow(bare(0, 5, 5), 1, 2.995),
+			event: windowRefusal,
+			want:  windowOut(1, 175438596),
+		},
+		{
+			name: "bare with RateLimit headers: the quota tracker says when there is room, not in a row",
+			from: inRow(bare(0, 5, 5), 1, 2.5),
+			event: func(s retry.RateState) retry.RateState {
+				r := bareRefusal(3)
+				r.Recent, r.Quota = 1200, true
+				return s.Refused(r)
+			},
+			want: windowOut(1, 175438596),
+		},
+		{
+			name:  "bare, accepted after refusals in a row: the row ends",
+			from:  inRow(bare(0, 5, 5), 3, 2.5),
+			event: func(s retry.RateState) retry.RateState { return s.Accepted(sec(3), 100) },
+			want:  inRow(bare(100, 6, 5), 0, 2.5),
 		},
 		{
 			name: "bare 503 (shedding), past the rate the backend took: 5 % below the rate requests went at, not what was accepted",
@@ -207,16 +261,16 @@ func TestRateTransitions(t *testing.T) {
 			// 500 items a second taken, half refused whatever the pace:
 			// 1000 sent; 5 % below, and no more than the pace of the moment
 			event: func(s retry.RateState) retry.RateState { return s.Refused(bareRefusal(3)) },
-			want: with(bare(0, 0, 0), func(s *retry.RateState) {
+			want: inRow(with(bare(0, 0, 0), func(s *retry.RateState) {
 				s.Since, s.Next, s.Epoch = sec(3), sec(3).Add(105263157), 2
 				s.BackgroundAnswered, s.BackgroundRefused = 8, 4
-			}),
+			}), 1, 3),
 		},
 		{
 			name:  "bare, refused past it but no more often than the background share: no cut",
 			from:  with(bare(1500, 29, 9), func(s *retry.RateState) { s.BackgroundAnswered, s.BackgroundRefused = 10, 5 }),
 			event: func(s retry.RateState) retry.RateState { return s.Refused(bareRefusal(3)) },
-			want:  with(bare(1500, 30, 10), func(s *retry.RateState) { s.BackgroundAnswered, s.BackgroundRefused = 10, 5 }),
+			want:  inRow(with(bare(1500, 30, 10), func(s *retry.RateState) { s.BackgroundAnswered, s.BackgroundRefused = 10, 5 }), 1, 3),
 		},
 		{
 			name: "refused with more in flight than the backend was seen to accept at once: a concurrency limit, the pace kept",
@@ -386,7 +440,7 @@ func TestRateCrowding(t *testing.T) {
 // end (and starts no slow start: the limit paces what waited).
 func TestRateTentativeConcurrency(t *testing.T) {
 	first := retry.RateState{}.Refused(retry.Refusal{At: t0, Sent: t0, Items: 100, Bare: true, InFlight: 3, Others: 2})
-	assert.Equal(t, retry.RateState{ItemsPerRequest: 100, Answered: 1, RefusedRun: 1, Concurrency: 2, ConcurrencySince: t0, Tentative: true, Pending: 2}, first)
+	assert.Equal(t, retry.RateState{ItemsPerRequest: 100, Answered: 1, RefusedRun: 1, Concurrency: 2, ConcurrencySince: t0, Tentative: true, Pending: 2, Streak: 1, LastRefusal: t0}, first)
 
 	confirmed := first.Accepted(t0, 100)
 	assert.Equal(t, 2, confirmed.Concurrency)

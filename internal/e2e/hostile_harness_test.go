@@ -207,7 +207,9 @@ func (r *hostileRun) log() string {
 }
 
 // figure records one measured figure of a hostile test: in the test's log
-// always, and as a JSON line in $HOSTILE_OUT when set.
+// always, and as a JSON line in $HOSTILE_OUT when set. It reports a failure
+// to write with t.Error, never t.Fatal: a subtest may record a figure under
+// its parent's name, from its own goroutine.
 func figure(t *testing.T, name string, value float64, unit string) {
 	t.Helper()
 	t.Logf("figure %s = %g %s", name, value, unit)
@@ -223,17 +225,19 @@ func figure(t *testing.T, name string, value float64, unit string) {
 		"command": "HOSTILE_OUT=" + out + " OTELCOL_BIN=… go test -tags e2e -run " + t.Name() + " ./internal/e2e/",
 	})
 	if err != nil {
-		t.Fatal(err)
+		t.Error(err)
+		return
 	}
 	figureMu.Lock()
 	defer figureMu.Unlock()
 	f, err := os.OpenFile(out, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
-		t.Fatal(err)
+		t.Error(err)
+		return
 	}
 	defer f.Close()
 	if _, err := f.Write(append(line, '\n')); err != nil {
-		t.Fatal(err)
+		t.Error(err)
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -56,53 +55,64 @@ func TestHostileExhaustedQuotaOn200(t *testing.T) {
 		{"X-RateLimit", map[string]string{"X-RateLimit-Limit": "100", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "86400"}},
 	}
 	delivered := make([]int, len(forms))
-	var wg sync.WaitGroup
-	for i, f := range forms {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			backend := newHostileBackend(t, func(w http.ResponseWriter, _ *http.Request, _ int) int {
-				for k, v := range f.headers {
-					w.Header().Set(k, v)
-				}
-				w.WriteHeader(http.StatusOK)
-				return http.StatusOK
+	parent := t // the figures keep the test's own name
+	// The forms run as parallel subtests of a group, so that t.Fatal in the
+	// harness stops only its own form; the group returns when all are done.
+	t.Run("forms", func(t *testing.T) {
+		for i, f := range forms {
+			t.Run(f.name, func(t *testing.T) {
+				t.Parallel()
+				hostileExhaustedQuotaForm(ctx, t, parent, window, f.name, f.headers, &delivered[i])
 			})
-			run := startHostile(ctx, t, backend.URL, "", "info")
-			start := time.Now()
-			load, err := demorun.Load{Batches: int(window / (100 * time.Millisecond)), SpansPerBatch: 10, Interval: 100 * time.Millisecond}.Send(ctx, run.receiver)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			end := start.Add(window)
-			time.Sleep(time.Until(end))
-			_, delivered[i] = backend.count(start.Add(quotaDistrustBound+time.Second), end)
-			_, total := backend.count(start, time.Time{})
-			took := run.stop()
-			_, afterStop := backend.count(start, time.Time{})
-			lost := regexp.MustCompile(`"payloads": (\d+)`).FindStringSubmatch(lostLine(run.log()))
-			figure(t, f.name+"/delivered_after_bound", float64(delivered[i]), "requests")
-			figure(t, f.name+"/delivered_in_window", float64(total), fmt.Sprintf("requests of %d offered", load.Batches))
-			figure(t, f.name+"/attempts_at_shutdown", float64(afterStop-total), "requests")
-			figure(t, f.name+"/shutdown_seconds", took.Seconds(), "s")
-			if lost != nil {
-				n, _ := strconv.Atoi(lost[1])
-				figure(t, f.name+"/lost_at_shutdown", float64(n), "payloads")
-				t.Errorf("%s: payloads lost at shutdown: %s", f.name, lostLine(run.log()))
-			}
-			if afterStop != load.Batches {
-				t.Errorf("%s: the backend accepted %d of %d requests offered by the end of the shutdown", f.name, afterStop, load.Batches)
-			}
-		}()
+		}
+	})
+	if t.Failed() {
+		return
 	}
-	wg.Wait()
 	for i := 1; i < len(forms); i++ {
 		ratio := float64(delivered[i]) / float64(max(delivered[0], 1))
 		figure(t, forms[i].name+"/delivery_ratio_to_none", ratio, "after the bound")
 		if ratio < 0.9 || ratio > 1.1 {
 			t.Errorf("%s: %d requests delivered after the %s bound, against %d without the header: not within 10 %%", forms[i].name, delivered[i], quotaDistrustBound, delivered[0])
 		}
+	}
+}
+
+// hostileExhaustedQuotaForm runs one form of TestHostileExhaustedQuotaOn200:
+// the backend sends headers on every 200; delivered gets the requests
+// accepted after the distrust bound. Figures go under parent's name.
+func hostileExhaustedQuotaForm(ctx context.Context, t, parent *testing.T, window time.Duration, name string, headers map[string]string, delivered *int) {
+	backend := newHostileBackend(t, func(w http.ResponseWriter, _ *http.Request, _ int) int {
+		for k, v := range headers {
+			w.Header().Set(k, v)
+		}
+		w.WriteHeader(http.StatusOK)
+		return http.StatusOK
+	})
+	run := startHostile(ctx, t, backend.URL, "", "info")
+	start := time.Now()
+	load, err := demorun.Load{Batches: int(window / (100 * time.Millisecond)), SpansPerBatch: 10, Interval: 100 * time.Millisecond}.Send(ctx, run.receiver)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := start.Add(window)
+	time.Sleep(time.Until(end))
+	_, *delivered = backend.count(start.Add(quotaDistrustBound+time.Second), end)
+	_, total := backend.count(start, time.Time{})
+	took := run.stop()
+	_, afterStop := backend.count(start, time.Time{})
+	lost := regexp.MustCompile(`"payloads": (\d+)`).FindStringSubmatch(lostLine(run.log()))
+	figure(parent, name+"/delivered_after_bound", float64(*delivered), "requests")
+	figure(parent, name+"/delivered_in_window", float64(total), fmt.Sprintf("requests of %d offered", load.Batches))
+	figure(parent, name+"/attempts_at_shutdown", float64(afterStop-total), "requests")
+	figure(parent, name+"/shutdown_seconds", took.Seconds(), "s")
+	if lost != nil {
+		n, _ := strconv.Atoi(lost[1])
+		figure(parent, name+"/lost_at_shutdown", float64(n), "payloads")
+		t.Errorf("%s: payloads lost at shutdown: %s", name, lostLine(run.log()))
+	}
+	if afterStop != load.Batches {
+		t.Errorf("%s: the backend accepted %d of %d requests offered by the end of the shutdown", name, afterStop, load.Batches)
 	}
 }
 

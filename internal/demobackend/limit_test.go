@@ -93,9 +93,12 @@ func TestLimiterModeHoldsAcceptedRequestsOpen(t *testing.T) {
 	b := New(Config{Mode: ModeLimiter, Limiter: limiter.Spec{Kind: limiter.InFlight, Hint: limiter.HintNone, Limit: 2}, Latency: latency})
 	h := b.Handler()
 	codes := make([]int, 2)
+	// The bodies are built here: traces may call t.Fatal, which must not
+	// run on another goroutine.
+	bodies := [][]byte{traces(t, 1, 1), traces(t, 1, 2)}
 	var held sync.WaitGroup
-	for i, seed := range []byte{1, 2} {
-		held.Go(func() { codes[i] = ask(t, h, 1, seed).status })
+	for i, body := range bodies {
+		held.Go(func() { codes[i] = post(t, h, reqOpts{key: "k"}, body).StatusCode })
 	}
 	for {
 		changed := b.Changed()

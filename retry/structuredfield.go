@@ -25,10 +25,13 @@ import (
 // found through a map); ParseRateLimit also caps what it reads.
 //
 // Why not github.com/dunglas/httpsfv: it is linear too (its Dictionary and
-// Params are maps), but it has neither leniency, so on this package's test
-// and fuzz inputs it fails the whole field where this parser reads it: 14
-// of 1 878 List and Dictionary parses disagree, all of them white space
-// inside parameters or an Integer of more than 15 digits.
+// Params are maps), but it has neither leniency (nor does it trim tabs
+// around the field, which HTTP strips before a field is parsed), so it
+// fails the whole field where this parser reads it.
+// TestStructuredFieldParserAgainstHttpsfv parses every string of this
+// package's tests and fuzz corpora both ways and fails on any other
+// disagreement: of 2 422 List and Dictionary parses, 19 disagree, 6 on
+// white space and 13 on a number too long (its log has the counts).
 
 type sfKind uint8
 

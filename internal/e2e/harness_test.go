@@ -97,7 +97,12 @@ service:
       processors: [batch]
 {{- end }}
       exporters: [otlp_http_retry]
-  telemetry:
+` + telemetryTemplate
+
+// telemetryTemplate ends scenarioTemplate and hostileTemplate: the
+// collector's log level and its metrics on a Prometheus endpoint at
+// 127.0.0.1:{{ .MetricsPort }}.
+const telemetryTemplate = `  telemetry:
     logs:
       level: {{ .LogLevel }}
     metrics:
@@ -206,16 +211,7 @@ func newHarness(t *testing.T, backend demobackend.Config, sc scenario) *harness 
 		BackendURL:       backendURL,
 		StorageDir:       filepath.Join(h.dir, "storage"),
 	}
-	tmpl := template.Must(template.New("collector.yaml").Option("missingkey=error").
-		Funcs(template.FuncMap{"q": strconv.Quote}).Parse(scenarioTemplate))
-	var b strings.Builder
-	if err := tmpl.Execute(&b, h.data); err != nil {
-		t.Fatal(err)
-	}
-	h.configPath = filepath.Join(h.dir, "collector.yaml")
-	if err := os.WriteFile(h.configPath, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	h.configPath = writeConfig(t, h.dir, scenarioTemplate, h.data)
 	t.Cleanup(func() {
 		if h.running() {
 			if _, err := h.Collector.Stop(30 * time.Second); err != nil {
@@ -228,6 +224,23 @@ func newHarness(t *testing.T, backend demobackend.Config, sc scenario) *harness 
 		}
 	})
 	return h
+}
+
+// writeConfig renders a collector configuration template (q quotes a
+// string) with data into dir/collector.yaml and returns its path.
+func writeConfig(t *testing.T, dir, text string, data any) string {
+	t.Helper()
+	tmpl := template.Must(template.New("collector.yaml").Option("missingkey=error").
+		Funcs(template.FuncMap{"q": strconv.Quote}).Parse(text))
+	var b strings.Builder
+	if err := tmpl.Execute(&b, data); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "collector.yaml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 func (h *harness) receiverURL() string { return "http://" + h.data.ReceiverEndpoint }

@@ -18,7 +18,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"text/template"
 	"time"
 
 	"github.com/otlphttpretry/otlphttpretry/internal/demorun"
@@ -63,18 +62,7 @@ service:
     traces:
       receivers: [otlp]
       exporters: [otlp_http_retry]
-  telemetry:
-    logs:
-      level: {{ .LogLevel }}
-    metrics:
-      level: normal
-      readers:
-        - pull:
-            exporter:
-              prometheus:
-                host: 127.0.0.1
-                port: {{ .MetricsPort }}
-`
+` + telemetryTemplate
 
 // hostileBackend answers every request with answer and keeps the time and
 // status of each.
@@ -148,18 +136,10 @@ func hostileConfig(t *testing.T, backendURL, extra, logLevel string) (path, rece
 	if logLevel == "" {
 		logLevel = "info"
 	}
-	tmpl := template.Must(template.New("hostile").Option("missingkey=error").Parse(hostileTemplate))
-	var b strings.Builder
-	if err := tmpl.Execute(&b, map[string]string{
+	path = writeConfig(t, t.TempDir(), hostileTemplate, map[string]string{
 		"Health": addrs[1], "Receiver": addrs[0], "Backend": backendURL, "Extra": extra,
 		"LogLevel": logLevel, "MetricsPort": port,
-	}); err != nil {
-		t.Fatal(err)
-	}
-	path = filepath.Join(t.TempDir(), "collector.yaml")
-	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	})
 	return path, "http://" + addrs[0], "http://" + addrs[1] + "/status", "http://127.0.0.1:" + port + "/metrics"
 }
 

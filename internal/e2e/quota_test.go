@@ -6,7 +6,6 @@
 package e2e
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -32,42 +31,14 @@ func TestQuotaPacing(t *testing.T) {
 		{name: bench.QuotaHeaders, maxRefused: 0.02},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-			defer cancel()
 			// Issue 7's setting: the quota offered for 20 s (the scenario
 			// benchmark's default is shorter, to fit its time budget).
 			p := bench.DefaultParams()
 			p.QuotaFor = 20 * time.Second
-			sc, err := p.Build(tc.name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := sc.Run(ctx, bench.Ours, collectorBin(t), bench.DefaultSetup(), t.TempDir(), bench.NewBodies())
-			if err != nil {
-				t.Fatal(err)
-			}
-			f := res.Figures
-			used, refused := -1.0, -1.0
-			if f.QuotaUsed != nil {
-				used = *f.QuotaUsed
-			}
-			if f.RefusedShare != nil {
-				refused = *f.RefusedShare
-			}
+			f := runOurs(t, p, tc.name, 4*time.Minute)
 			t.Logf("%s: %d spans, %d delivered, %d lost; %d requests, %d refused (%.1f %%); quota used %.1f %%",
-				tc.name, f.Spans, f.Delivered, f.Lost, f.Requests, f.Refused, 100*refused, 100*used)
-			if f.Err != "" {
-				t.Errorf("run fell short: %s", f.Err)
-			}
-			if f.Lost != 0 || f.UncoveredDuplicates != 0 {
-				t.Errorf("%d spans lost, %d duplicates not covered by a key", f.Lost, f.UncoveredDuplicates)
-			}
-			if refused < 0 || refused > tc.maxRefused {
-				t.Errorf("%.1f %% of the requests refused, want at most %.0f %%", 100*refused, 100*tc.maxRefused)
-			}
-			if used < 0.85 {
-				t.Errorf("%.1f %% of the quota used, want at least 85 %%", 100*used)
-			}
+				tc.name, f.Spans, f.Delivered, f.Lost, f.Requests, f.Refused, 100*share(f.RefusedShare), 100*share(f.QuotaUsed))
+			checkPaced(t, f, tc.maxRefused, f.QuotaUsed, 0.85, "of the quota")
 		})
 	}
 }

@@ -86,14 +86,15 @@ var figurePattern = regexp.MustCompile(`(?s)<!-- fig ([^>]*?) -->(.*?)<!-- /fig 
 //
 // for figures no stored run gives yet (a model run not stored, constants of
 // the code written out): a debt in plain sight. Outside them and outside
-// fig comments and code, a number that looks measured (a share with
-// a decimal, "4.2 %", or a number with two decimals or more, "0.895")
-// fails TestDocFiguresAreAccountedFor. A constant of the code or a goal,
-// written in inline code (`0.89`), is not a measurement.
+// fig comments and code, a number that looks measured (a decimal with a
+// unit, "4.2 %", "8.0 s", "1.5 ×", or a number with two decimals or more,
+// "0.895") fails TestDocFiguresAreAccountedFor. A constant of the code, a
+// setting or a goal, written in inline code (`0.89`, `2.5 s`), is not a
+// measurement.
 var (
 	regionPattern   = regexp.MustCompile(`(?s)<!-- figures (checked by (Test\w+)|unchecked: [^>]*?) -->.*?<!-- /figures -->`)
 	codePattern     = regexp.MustCompile("(?s)```.*?```|`[^`\n]*`|Go \\d+\\.\\d+")
-	measuredPattern = regexp.MustCompile(`(?:^|[^\w.])(\d+\.\d+ ?%|\d+\.\d{2,})(?:[^\w.]|$)`)
+	measuredPattern = regexp.MustCompile(`(?:^|[^\w.])(\d+\.\d+ ?(?:%|s|ms|µs|min|MiB|KiB|GiB|×)|\d+\.\d{2,})(?:[^\w.]|$)`)
 )
 
 // strayFigure is a measured-looking number outside every figure and region.

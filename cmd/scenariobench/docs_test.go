@@ -135,12 +135,13 @@ func testFunctionNames(t *testing.T, root string) map[string]bool {
 func TestUnaccountedFigures(t *testing.T) {
 	text := "a 4.2 % share and 0.895\n<!-- fig v x.json a|b|c median f1 -->9.9 %<!-- /fig -->\n" +
 		"<!-- figures checked by TestX -->\n1.25 and 3.5 %\n<!-- /figures -->\n```\n7.77\n```\n" +
-		"<!-- figures unchecked: a model run not stored -->8.88<!-- /figures -->\n60 % and 0.5 s and 1 000 spans\n"
+		"<!-- figures unchecked: a model run not stored -->8.88<!-- /figures -->\n60 % and 1 000 spans and `0.5 s`, `1.5 ×`\n" +
+		"clears 8.0 s after, 1.5 × faster, 12.5 MiB\n"
 	stray, checkers := unaccountedFigures("f.md", text)
 	var got []string
 	for _, f := range stray {
 		got = append(got, f.figure)
 	}
-	assert.Equal(t, []string{"4.2 %", "0.895"}, got)
+	assert.Equal(t, []string{"4.2 %", "0.895", "8.0 s", "1.5 ×", "12.5 MiB"}, got)
 	assert.Equal(t, []string{"TestX"}, checkers)
 }

@@ -66,7 +66,7 @@ var metricDescriptions = map[string]struct {
 	},
 	"otlp_http_retry_ratelimit_rejected": {
 		"RateLimit header values the exporter ignored, by reason.",
-		[]string{"TestTelemetryRateLimitRejected"},
+		[]string{"TestTelemetryRateLimitRejected", "TestTelemetryRateLimitContradicted"},
 	},
 	"otlp_http_retry_ratelimit_remaining": {
 		"The remaining quota in the destination's last RateLimit header, in the quota's own unit; not reported until a RateLimit header was seen.",

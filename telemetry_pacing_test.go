@@ -5,6 +5,7 @@ package otlphttpretry
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/otlphttpretry/otlphttpretry/internal/metadatatest"
+	"github.com/otlphttpretry/otlphttpretry/retry"
 	"github.com/otlphttpretry/otlphttpretry/retry/retrytest"
 )
 
@@ -21,8 +23,11 @@ import (
 // metadata.yaml.
 var pacingWaitBounds = []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300}
 
-// mRatelimitRemaining is the remaining-quota gauge's name.
-const mRatelimitRemaining = "otelcol_otlp_http_retry_ratelimit_remaining"
+// The RateLimit metrics' names.
+const (
+	mRatelimitRemaining = "otelcol_otlp_http_retry_ratelimit_remaining"
+	mRatelimitRejected  = "otelcol_otlp_http_retry_ratelimit_rejected"
+)
 
 // TestTelemetryRateLimitRemaining: the remaining quota of the last
 // RateLimit header is exported, with the exporter's attributes only; there
@@ -43,6 +48,7 @@ func TestTelemetryRateLimitRejected(t *testing.T) {
 		{"malformed", `"default";r=lots;t=10`},
 		{"negative", `"default";r=-5;t=10`},
 		{"huge", `"default";r=9999999999999999;t=10`},
+		{"excess", `"default";r=5;t=10, ` + strings.Repeat(`"other";r=5;t=10, `, 300) + `"last";r=5;t=10`},
 	} {
 		t.Run(tt.reason, func(t *testing.T) {
 			srv := newBackend(t, reply(http.StatusOK, "RateLimit-Policy", `"default";q=100;w=10`, "RateLimit", tt.header))
@@ -106,4 +112,34 @@ func TestTelemetryPacingWaitByRate(t *testing.T) {
 	require.NoError(t, <-done)
 	metadatatest.AssertEqualOtlpHTTPRetryPacingWaitSeconds(t, h.tel,
 		[]metricdata.HistogramDataPoint[float64]{h.hist(pacingWaitBounds, []float64{waited.Seconds()}, attribute.String("pacer", "rate"))}, telOpts...)
+}
+
+// TestTelemetryRateLimitContradicted: RateLimit headers that say the quota
+// is spent until a reset a day away hold the next request back
+// QuotaHoldBound at most; it then goes alone, and when the backend accepts
+// it the headers are set aside, counted once as reason="contradicted".
+func TestTelemetryRateLimitContradicted(t *testing.T) {
+	spent := reply(http.StatusOK, "RateLimit-Policy", `"default";q=100;w=86400`, "RateLimit", `"default";r=0;t=86400`)
+	srv := newBackend(t, spent, spent, spent)
+	clock := retrytest.NewClock(start)
+	h := startTracesWithID(t, testConfig(srv.URL), clock)
+	require.NoError(t, h.consume(1))
+	_, err := h.tel.GetMetric(mRatelimitRejected)
+	require.Error(t, err, "nothing contradicted yet")
+
+	done := make(chan error, 1)
+	go func() { done <- h.consume(1) }()
+	require.True(t, clock.WaitForTimers(1, 10*time.Second), "the second request waits: the headers say the quota is spent")
+	assert.Len(t, srv.got(), 1, "nothing left before the bound")
+	clock.Advance(retry.QuotaHoldBound)
+	require.NoError(t, <-done)
+	require.Len(t, srv.got(), 2, "after the bound one request goes against the headers")
+	metadatatest.AssertEqualOtlpHTTPRetryRatelimitRejected(t, h.tel,
+		[]metricdata.DataPoint[int64]{h.sum(1, attribute.String("reason", "contradicted"))}, telOpts...)
+
+	// Set aside: the next request leaves at once, and is not counted again.
+	require.NoError(t, h.consume(1))
+	require.Len(t, srv.got(), 3)
+	metadatatest.AssertEqualOtlpHTTPRetryRatelimitRejected(t, h.tel,
+		[]metricdata.DataPoint[int64]{h.sum(1, attribute.String("reason", "contradicted"))}, telOpts...)
 }

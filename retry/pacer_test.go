@@ -262,8 +262,10 @@ func TestPacerRefusalVoidsBookedSlots(t *testing.T) {
 func TestPacerNeverWaitsLongerThanTheCap(t *testing.T) {
 	clock := retrytest.NewClock(t0)
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 10*time.Second)
-	p.Accepted(t0, 1, 0, retry.RateLimit{})
-	p.Refused(retry.Refusal{At: t0, Sent: t0, Items: 1, Probe: false}, retry.RateLimit{}) // rate: one item a second
+	for range 5 {
+		p.Accepted(t0, 1, 0, retry.RateLimit{})
+	}
+	p.Refused(retry.Refusal{At: t0, Sent: t0, Items: 1, Probe: false}, retry.RateLimit{}) // rate: five items a second
 	var last time.Time
 	for range 100 {
 		last = p.Reserve(t0, 1).At

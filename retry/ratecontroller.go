@@ -403,7 +403,8 @@ func (s rateState) background(now time.Time, refused bool) rateState {
 // A refusal with a Retry-After: at the first (from unlimited) the ceiling
 // is what was accepted over the last acceptWindow, or since the first
 // acceptance if that is more recent (over at least firstRefusalSpan); with
-// nothing accepted there is nothing to learn yet. Later, a refusal of a
+// nothing accepted there is nothing to learn yet, and with fewer than
+// measuredRequests requests accepted the ceiling only starts a slow start. Later, a refusal of a
 // request sent after the last cut cuts the pace to what was accepted since
 // that cut over the time since (a token bucket is empty at both refusals,
 // so that is its rate), and to at most paceCut of the pace of the moment,
@@ -461,6 +462,13 @@ func (s rateState) Refused(r refusedAnswer) rateState {
 		}
 		span := min(acceptWindow, max(firstRefusalSpan, r.At.Sub(s.FirstAccepted)))
 		ceiling = float64(r.Recent) / span.Seconds()
+		if float64(r.Recent) < measuredRequests*floor {
+			// Fewer than measuredRequests accepted: a guess from a burst,
+			// not the backend's rate. A slow start from it (doubling
+			// every slowStartDoubling until the next refusal) finds the
+			// rate in seconds, where the additive climb takes tens.
+			return s.restart(r.At, max(ceiling, floor), rateSlowStart)
+		}
 	case rateSlowStart:
 		ceiling = min(float64(s.AcceptedRun)/elapsed.Seconds(), s.Rate(r.At))
 	default:

@@ -93,12 +93,28 @@ func TestRateTransitions(t *testing.T) {
 			want: retry.RateState{Mode: retry.RatePaced, Ceiling: 800, Since: t0, Next: t0, Epoch: 1, ItemsPerRequest: 100, FirstAccepted: sec(-0.5)},
 		},
 		{
-			name: "unlimited, refused after a trickle: never below one request a second",
+			name: "unlimited, refused after five requests accepted: paced at them",
+			from: retry.RateState{FirstAccepted: sec(-10)},
+			event: func(s retry.RateState) retry.RateState {
+				return s.Refused(retry.Refusal{At: t0, Sent: t0, Items: 100, Recent: 500})
+			},
+			want: retry.RateState{Mode: retry.RatePaced, Ceiling: 250, Since: t0, Next: t0, Epoch: 1, ItemsPerRequest: 100, FirstAccepted: sec(-10)},
+		},
+		{
+			name: "unlimited, refused after fewer than five (a burst): a slow start from them",
+			from: retry.RateState{FirstAccepted: sec(-0.1)},
+			event: func(s retry.RateState) retry.RateState {
+				return s.Refused(retry.Refusal{At: t0, Sent: t0, Items: 100, Recent: 200})
+			},
+			want: retry.RateState{Mode: retry.RateSlowStart, Ceiling: 200, Since: t0, Next: t0, Epoch: 1, ItemsPerRequest: 100, FirstAccepted: sec(-0.1)},
+		},
+		{
+			name: "unlimited, refused after a trickle: a slow start, never below one request a second",
 			from: retry.RateState{FirstAccepted: sec(-10)},
 			event: func(s retry.RateState) retry.RateState {
 				return s.Refused(retry.Refusal{At: t0, Sent: t0, Items: 100, Recent: 100})
 			},
-			want: retry.RateState{Mode: retry.RatePaced, Ceiling: 100, Since: t0, Next: t0, Epoch: 1, ItemsPerRequest: 100, FirstAccepted: sec(-10)},
+			want: retry.RateState{Mode: retry.RateSlowStart, Ceiling: 100, Since: t0, Next: t0, Epoch: 1, ItemsPerRequest: 100, FirstAccepted: sec(-10)},
 		},
 		{
 			name:  "unlimited, hold ended: a slow start at one request a second",

@@ -62,7 +62,7 @@ var metricDescriptions = map[string]struct {
 	},
 	"otlp_http_retry_pacing_wait_seconds": {
 		"Waits the pacer imposed on a request before it left, by why.",
-		[]string{"TestTelemetryPacingWaitByRate", "TestTelemetryPacingWaitByQuota"},
+		[]string{"TestTelemetryPacingWaitByRate", "TestTelemetryPacingWaitByQuota", "TestTelemetryPacingWaitByConcurrency"},
 	},
 	"otlp_http_retry_ratelimit_rejected": {
 		"RateLimit header values the exporter ignored, by reason.",

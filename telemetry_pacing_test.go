@@ -4,8 +4,12 @@
 package otlphttpretry
 
 import (
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -142,4 +146,54 @@ func TestTelemetryRateLimitContradicted(t *testing.T) {
 	require.Len(t, srv.got(), 3)
 	metadatatest.AssertEqualOtlpHTTPRetryRatelimitRejected(t, h.tel,
 		[]metricdata.DataPoint[int64]{h.sum(1, attribute.String("reason", "contradicted"))}, telOpts...)
+}
+
+// TestTelemetryPacingWaitByConcurrency: a bare 429 while more requests
+// were in flight than the backend had accepted at once teaches the pacer a
+// concurrency limit; the refused payload then waits for an answer before
+// it leaves again, recorded as pacer="concurrency".
+func TestTelemetryPacingWaitByConcurrency(t *testing.T) {
+	release := make(chan struct{})
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		switch n.Add(1) {
+		case 2, 3: // held open until the test lets them answer
+			<-release
+		case 4:
+			w.WriteHeader(http.StatusTooManyRequests) // bare: no Retry-After
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(srv.Close)
+	var once sync.Once
+	answer := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(answer) // let the held requests end even if the test fails
+	clock := retrytest.NewClock(start)
+	h := startTracesWithID(t, testConfig(srv.URL), clock)
+	require.NoError(t, h.consume(1), "accepted alone: the backend took one at once")
+
+	done := make(chan error, 3)
+	for range 2 {
+		go func() { done <- h.consume(1) }()
+	}
+	require.Eventually(t, func() bool { return n.Load() == 3 }, 10*time.Second, time.Millisecond, "two requests held open")
+	go func() { done <- h.consume(1) }()
+	require.True(t, clock.WaitForTimers(1, 10*time.Second), "refused with three in flight: the payload waits for an answer")
+	assert.EqualValues(t, 4, n.Load(), "nothing leaves while two are open")
+	answer()
+	for range 3 {
+		require.NoError(t, <-done)
+	}
+	assert.EqualValues(t, 5, n.Load())
+	// It waits once, or twice when it wakes at the first answer with the
+	// other still open; no time passes on the clock.
+	m, err := h.tel.GetMetric("otelcol_otlp_http_retry_pacing_wait_seconds")
+	require.NoError(t, err)
+	points := m.Data.(metricdata.Histogram[float64]).DataPoints
+	require.Len(t, points, 1)
+	assert.Equal(t, h.attrs(attribute.String("pacer", "concurrency")), points[0].Attributes)
+	assert.Contains(t, []uint64{1, 2}, points[0].Count)
+	assert.Zero(t, points[0].Sum)
 }

@@ -90,14 +90,7 @@ func TestTelemetryPacingWaitByQuota(t *testing.T) {
 // rate it learned; a request booked behind another waits for its slot,
 // recorded as pacer="rate".
 func TestTelemetryPacingWaitByRate(t *testing.T) {
-	ok := reply(http.StatusOK)
-	script := []func(http.ResponseWriter){ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, reply(http.StatusTooManyRequests, "Retry-After", "1"), ok}
-	srv := newBackend(t, script...)
-	clock := retrytest.NewClock(start)
-	h := startTracesWithID(t, testConfig(srv.URL), clock)
-	for range 10 {
-		require.NoError(t, h.consume(3))
-	}
+	h, clock := tenThenRefused(t, reply(http.StatusTooManyRequests, "Retry-After", "1"), 0)
 	// The 11th is refused: the ceiling is the 30 spans accepted over the
 	// first second, 30 items/s; the payload waits out its Retry-After.
 	done := make(chan error, 1)
@@ -196,4 +189,21 @@ func TestTelemetryPacingWaitByConcurrency(t *testing.T) {
 	assert.Equal(t, h.attrs(attribute.String("pacer", "concurrency")), points[0].Attributes)
 	assert.Contains(t, []uint64{1, 2}, points[0].Count)
 	assert.Zero(t, points[0].Sum)
+}
+
+// tenThenRefused starts an exporter on a manual clock against a backend
+// that accepts ten requests, answers the eleventh with refusal and accepts
+// every one after it, and sends the ten accepted ones (3 spans each), the
+// clock moved on by step after each.
+func tenThenRefused(t *testing.T, refusal func(http.ResponseWriter), step time.Duration) (*telHarness, *retrytest.Clock) {
+	t.Helper()
+	ok := reply(http.StatusOK)
+	srv := newBackend(t, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, refusal, ok)
+	clock := retrytest.NewClock(start)
+	h := startTracesWithID(t, testConfig(srv.URL), clock)
+	for range 10 {
+		require.NoError(t, h.consume(3))
+		clock.Advance(step)
+	}
+	return h, clock
 }

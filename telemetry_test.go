@@ -627,14 +627,7 @@ func TestTelemetryAttemptCancelledByCallerIsCounted(t *testing.T) {
 // the pace of the moment are exported, with the exporter's attributes; both
 // are 0 while the destination is unlimited.
 func TestTelemetryPacingGauges(t *testing.T) {
-	ok := reply(http.StatusOK)
-	script := []func(http.ResponseWriter){ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, reply(http.StatusTooManyRequests, "Retry-After", "1"), ok}
-	srv := newBackend(t, script...)
-	clock := retrytest.NewClock(start)
-	h := startTracesWithID(t, testConfig(srv.URL), clock)
-	for range 10 {
-		require.NoError(t, h.consume(3))
-	}
+	h, clock := tenThenRefused(t, reply(http.StatusTooManyRequests, "Retry-After", "1"), 0)
 	metadatatest.AssertEqualOtlpHTTPRetryPacingCeiling(t, h.tel, []metricdata.DataPoint[float64]{h.gaugeF(0)}, telOpts...)
 	metadatatest.AssertEqualOtlpHTTPRetryPacingRate(t, h.tel, []metricdata.DataPoint[float64]{h.gaugeF(0)}, telOpts...)
 
@@ -658,15 +651,7 @@ func TestTelemetryPacingGauges(t *testing.T) {
 // requests were accepted sets the pace 5 % below the rate requests went
 // at, and the pace climbs back towards the rate the backend accepted.
 func TestTelemetryPacingGaugesAfterABare429(t *testing.T) {
-	ok := reply(http.StatusOK)
-	script := []func(http.ResponseWriter){ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, reply(http.StatusTooManyRequests), ok}
-	srv := newBackend(t, script...)
-	clock := retrytest.NewClock(start)
-	h := startTracesWithID(t, testConfig(srv.URL), clock)
-	for range 10 {
-		require.NoError(t, h.consume(3))
-		clock.Advance(100 * time.Millisecond)
-	}
+	h, clock := tenThenRefused(t, reply(http.StatusTooManyRequests), 100*time.Millisecond)
 	done := make(chan error, 1)
 	go func() { done <- h.consume(3) }()
 	require.True(t, clock.WaitForTimers(1, 10*time.Second), "the refused payload waits for its paced slot")

@@ -80,7 +80,7 @@ func coreConfig(url string) *otlphttpexporter.Config {
 func retryConfig(url string) *otlphttpretry.Config {
 	cfg := otlphttpretry.NewFactory().CreateDefaultConfig().(*otlphttpretry.Config)
 	cfg.ClientConfig.Endpoint = url
-	cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
+	cfg.QueueConfig = configoptional.None[otlphttpretry.QueueConfig]()
 	cfg.Backoff.InitialInterval = time.Microsecond
 	cfg.Backoff.Jitter = 0
 	return cfg
@@ -176,6 +176,12 @@ func withQueue() exporterhelper.QueueBatchConfig {
 	return q
 }
 
+// withRetryQueue is withQueue in this exporter's sending_queue.
+func withRetryQueue() otlphttpretry.QueueConfig {
+	q := withQueue()
+	return otlphttpretry.QueueConfig{Sizer: q.Sizer, QueueSize: q.QueueSize, BlockOnOverflow: q.BlockOnOverflow, NumConsumers: q.NumConsumers}
+}
+
 // runQueued sends td from four callers at once (the scenario benchmark's
 // four senders) into a queued exporter, and stops the clock only when the
 // backend has received every batch: an op is one batch end to end, with
@@ -220,7 +226,7 @@ func BenchmarkQueuedExport(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			var got atomic.Int64
 			cfg := retryConfig(server(b, 0, &got))
-			cfg.QueueConfig = configoptional.Some(withQueue())
+			cfg.QueueConfig = configoptional.Some(withRetryQueue())
 			cfg.EncodeAt = at
 			runQueued(b, start(b, otlphttpretry.NewFactory(), cfg), &got, td)
 		})

@@ -20,7 +20,6 @@ import (
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/confmap"
-	"go.opentelemetry.io/collector/exporter/exporterhelper"
 
 	"github.com/otlphttpretry/otlphttpretry/retry"
 )
@@ -68,8 +67,8 @@ type TelemetryConfig struct {
 
 // Config is the configuration of the otlp_http_retry exporter.
 type Config struct {
-	ClientConfig confighttp.ClientConfig                                  `mapstructure:",squash"`
-	QueueConfig  configoptional.Optional[exporterhelper.QueueBatchConfig] `mapstructure:"sending_queue"`
+	ClientConfig confighttp.ClientConfig              `mapstructure:",squash"`
+	QueueConfig  configoptional.Optional[QueueConfig] `mapstructure:"sending_queue"`
 
 	// TracesEndpoint, MetricsEndpoint and LogsEndpoint override Endpoint + "/v1/<signal>".
 	TracesEndpoint  string `mapstructure:"traces_endpoint"`
@@ -161,9 +160,9 @@ func (cfg *Config) Validate() error {
 	if _, ok := compressors[cfg.ClientConfig.Compression]; !ok {
 		errs = append(errs, fmt.Errorf("compression: %q is not supported; use one of none, gzip, zlib, deflate, snappy, zstd", cfg.ClientConfig.Compression))
 	}
-	if cfg.QueueConfig.HasValue() && cfg.QueueConfig.Get().Batch.HasValue() {
-		errs = append(errs, errors.New("sending_queue::batch: batching after the queue merges and splits payloads and so changes their identity (bytes and idempotency key); "+
-			"remove sending_queue::batch and put the batch processor before this exporter in the pipeline"))
+	if cfg.batching() && cfg.EncodeAt != EncodeAtEntry {
+		errs = append(errs, fmt.Errorf("encode_at: %s cannot be combined with sending_queue::batch: a batch is encoded, compressed and keyed once, as it is formed; "+
+			"remove encode_at (or set it to entry), or remove sending_queue::batch", cfg.EncodeAt))
 	}
 	if cfg.IdempotencyHeader != "" && !httpguts.ValidHeaderFieldName(cfg.IdempotencyHeader) {
 		errs = append(errs, fmt.Errorf("idempotency_header: %q is not a valid HTTP header name", cfg.IdempotencyHeader))

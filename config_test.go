@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
 
 	"github.com/otlphttpretry/otlphttpretry/internal/metadata"
 	"github.com/otlphttpretry/otlphttpretry/retry"
@@ -204,6 +205,39 @@ func TestConfigValidEdgeCases(t *testing.T) {
 		assert.Equal(t, time.Second, cfg.Unauthorized.ProbeInterval)
 		assert.Zero(t, cfg.Outage.MaxDuration, "a unitless 0 is no limit")
 	})
+	t.Run("batch", func(t *testing.T) {
+		cfg, _, err := loadTestdataConfig(t, "batch")
+		require.NoError(t, err)
+		require.True(t, cfg.batching())
+		q := cfg.QueueConfig.Get()
+		assert.True(t, q.WaitForResult)
+		b := q.Batch.Get()
+		assert.Equal(t, 500*time.Millisecond, b.FlushTimeout)
+		assert.Equal(t, exporterhelper.RequestSizerTypeBytes, b.Sizer)
+		assert.Equal(t, int64(1_000_000), b.MinSize)
+		assert.Equal(t, int64(4_000_000), b.MaxSize)
+		assert.Equal(t, []string{"X-Scope-OrgID"}, b.Partition.MetadataKeys)
+		assert.Equal(t, 50, b.Partition.CacheSize)
+		assert.Equal(t, 2*time.Minute, b.Partition.IdleTimeout)
+		// exporterhelper's queue never batches: batches are formed before it.
+		h := cfg.helperQueueConfig()
+		assert.False(t, h.Get().Batch.HasValue())
+	})
+	t.Run("batch_sizer_from_queue", func(t *testing.T) {
+		cfg, _, err := loadTestdataConfig(t, "batch_sizer_from_queue")
+		require.NoError(t, err)
+		b := cfg.QueueConfig.Get().Batch.Get()
+		assert.Equal(t, exporterhelper.RequestSizerTypeRequests, b.Sizer, "the queue's sizer, as exporterhelper decodes it")
+		assert.Equal(t, int64(50), b.MinSize)
+	})
+	t.Run("batch_default", func(t *testing.T) {
+		cfg, _, err := loadTestdataConfig(t, "batch_default")
+		require.NoError(t, err)
+		require.True(t, cfg.batching(), "an empty batch section turns batching on")
+		assert.Equal(t, newDefaultBatchConfig(), *cfg.QueueConfig.Get().Batch.Get())
+		assert.Equal(t, 200*time.Millisecond, cfg.QueueConfig.Get().Batch.Get().FlushTimeout)
+		assert.Equal(t, int64(8192), cfg.QueueConfig.Get().Batch.Get().MinSize)
+	})
 	t.Run("endpoint_with_trailing_slash", func(t *testing.T) {
 		cfg := createDefaultConfig().(*Config)
 		cfg.ClientConfig.Endpoint = "https://backend.example.com/otlp/"
@@ -219,7 +253,14 @@ func TestConfigRejectsBadValuesNamingKeyAndFix(t *testing.T) {
 		// want are substrings of the error: the key, then the fix.
 		want []string
 	}{
-		{"bad_batch", stageValidate, []string{"sending_queue::batch", "changes their identity", "remove sending_queue::batch", "batch processor before this exporter"}},
+		{"bad_batch_sizer", stageUnmarshal, []string{"spans"}},
+		{"bad_batch_max_size", stageValidate, []string{"sending_queue::batch::max_size: 500 is less than min_size (1000)", "raise max_size"}},
+		{"bad_batch_flush_timeout", stageValidate, []string{"sending_queue::batch::flush_timeout: 0s must be positive"}},
+		{"bad_batch_flush_timeout_unitless", stageUnmarshal, []string{"sending_queue::batch::flush_timeout: 200 has no unit", "e.g. 30s"}},
+		{"bad_batch_max_bytes_tiny", stageValidate, []string{"sending_queue::batch::max_size: 100 bytes cannot hold a request", "at least 1024"}},
+		{"bad_batch_min_above_queue", stageValidate, []string{"sending_queue::batch::min_size: 5000 is more than queue_size (1000)", "items"}},
+		{"bad_batch_encode_at", stageValidate, []string{"encode_at: auto cannot be combined with sending_queue::batch", "remove encode_at"}},
+		{"bad_batch_wait_persistent", stageValidate, []string{"sending_queue::wait_for_result", "persistent queue", "remove wait_for_result or storage"}},
 		{"bad_backoff_attempts", stageValidate, []string{"backoff::max_attempts", "must be at least 1"}},
 		{"bad_initial_interval", stageValidate, []string{"backoff::initial_interval", "must be at least 100ms"}},
 		{"bad_multiplier", stageValidate, []string{"backoff::multiplier", "0.5 must be at least 1"}},
@@ -370,6 +411,12 @@ func TestConfigRejectedEntriesHaveOneMistake(t *testing.T) {
 		"bad_pacing_quiet_period":               func(c *Config) { c.Pacing.QuietPeriod = time.Minute },
 		"bad_encode_at_persistent":              func(c *Config) { c.EncodeAt = EncodeAtEntry },
 		"bad_encode_at_bytes":                   func(c *Config) { c.EncodeAt = EncodeAtEntry },
+		"bad_batch_max_size":                    func(c *Config) { c.QueueConfig.Get().Batch.Get().MaxSize = 1000 },
+		"bad_batch_flush_timeout":               func(c *Config) { c.QueueConfig.Get().Batch.Get().FlushTimeout = time.Second },
+		"bad_batch_max_bytes_tiny":              func(c *Config) { c.QueueConfig.Get().Batch.Get().MaxSize = 1024 },
+		"bad_batch_min_above_queue":             func(c *Config) { c.QueueConfig.Get().Batch.Get().MinSize = 1000 },
+		"bad_batch_encode_at":                   func(c *Config) { c.EncodeAt = EncodeAtEntry },
+		"bad_batch_wait_persistent":             func(c *Config) { c.QueueConfig.Get().WaitForResult = false },
 	}
 	for name, fix := range fixes {
 		t.Run(name, func(t *testing.T) {

@@ -18,7 +18,6 @@ import (
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/consumer/consumertest"
-	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pipeline"
@@ -62,7 +61,7 @@ func contractExporterConfig(endpoint string, encoding EncodingType) *Config {
 	cfg := createDefaultConfig().(*Config)
 	cfg.ClientConfig.Endpoint = endpoint
 	cfg.ClientConfig.Timeout = 5 * time.Second
-	cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
+	cfg.QueueConfig = configoptional.None[QueueConfig]()
 	cfg.Encoding = encoding
 	cfg.Backoff = retry.BackoffConfig{
 		MaxAttempts:     64,

@@ -40,8 +40,8 @@ type baseExporter struct {
 	client      *http.Client
 	idleCloser  *idleCloser
 	scrub       *scrubber // credentials out of every text from a response or transport error
-	loop        *retry.Loop
-	releaseGate func()
+	loop        *retry.Loop // the loop of the "" partition: the only one without partitions
+	loops       *loops
 	tel         *telemetry
 	lazy        bool // the consumer may encode a batch (Config.lazyEncoding)
 }
@@ -73,14 +73,11 @@ func newExporter(cfg *Config, set exporter.Settings, sig signal, clock retry.Clo
 	if err != nil {
 		return nil, err
 	}
-	gate, release := gates.Get(gateKey(cfg, e.url), clock)
-	e.releaseGate = release
 	persistent := cfg.QueueConfig.HasValue() && cfg.QueueConfig.Get().StorageID != nil
 	if e.tel, err = newTelemetry(set, sig.name, e.redactedURL, persistent, cfg.Telemetry.Detailed, clock); err != nil {
-		release()
 		return nil, err
 	}
-	e.loop = retry.NewLoop(retry.Policy{
+	policy := retry.Policy{
 		Backoff:            cfg.Backoff,
 		RetryAfter:         cfg.RetryAfter,
 		Unauthorized:       cfg.Unauthorized,
@@ -88,7 +85,17 @@ func newExporter(cfg *Config, set exporter.Settings, sig signal, clock retry.Clo
 		Pacing:             cfg.Pacing,
 		Overrides:          overrides,
 		HoldOnUnauthorized: cfg.OnUnauthorized != UnauthorizedDrop,
-	}, clock, gate, e.tel.observe)
+	}
+	base := gateKey(cfg, e.url)
+	limit := 0
+	if cfg.batching() {
+		limit = cfg.QueueConfig.Get().Batch.Get().Partition.CacheSize
+	}
+	e.loops = newLoops(func(partition string) (*retry.Loop, func()) {
+		gate, release := gates.Get(partitionGateKey(base, partition), clock)
+		return retry.NewLoop(policy, clock, gate, e.tel.observe), release
+	}, limit)
+	e.loop = e.loops.get("")
 	return e, nil
 }
 
@@ -101,19 +108,19 @@ func (e *baseExporter) start(ctx context.Context, host component.Host) error {
 	}
 	e.client, e.idleCloser = client, closer
 	e.tel.host = host
-	return e.tel.registerGauges(e.loop.Gate(), e.loop.Pacer(), e.loop.Waiting)
+	return e.tel.registerGauges(e.loops)
 }
 
 // stop ends every wait; it runs before exporterhelper's Shutdown, so that
 // its retry sender sees an interrupted payload as a shutdown and a
 // persistent queue keeps it.
-func (e *baseExporter) stop() { e.loop.Stop() }
+func (e *baseExporter) stop() { e.loops.stop() }
 
 // shutdown runs last, after the queue has finished with every payload.
 func (e *baseExporter) shutdown(context.Context) error {
-	e.loop.Stop()
+	e.loops.stop()
 	e.tel.shutdown()
-	e.releaseGate()
+	e.loops.release()
 	if e.idleCloser != nil {
 		e.idleCloser.closeIdle()
 	}
@@ -184,10 +191,13 @@ func (e *baseExporter) push(ctx context.Context, r xexporterhelper.Request) erro
 		}
 		p.body, p.pending = body, nil
 	}
+	defer p.finish()
+	loop, done := e.loops.acquire(p.partition.key)
+	defer done()
 	ctx, end := e.tel.startExport(ctx, p)
 	var firstAttempt time.Time
 	run := func() retry.Outcome {
-		return e.loop.RunItems(ctx, p.items, func(ctx context.Context, attempt int) retry.Response {
+		return loop.RunItems(ctx, p.items, func(ctx context.Context, attempt int) retry.Response {
 			if attempt == 1 && firstAttempt.IsZero() {
 				firstAttempt = e.clock.Now()
 			}

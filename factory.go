@@ -48,12 +48,18 @@ func newFactory(clock retry.Clock) exporter.Factory {
 				return nil, err
 			}
 			exp, err := xexporterhelper.NewTracesRequest(ctx, helperSettings(set, cfg.(*Config)), func(ctx context.Context, td ptrace.Traces) (xexporterhelper.Request, error) {
+				if p := formedPayload(ctx); p != nil {
+					return p, nil
+				}
 				return e.newPayload(ctx, td.SpanCount(), ptraceotlp.NewExportRequestFromTraces(td))
 			}, markInterrupted(e.push), opts...)
 			if err != nil {
 				return nil, err
 			}
-			return tracesExporter{Traces: exp, shutdownOnce: &shutdownOnce{stop: e.stop, next: exp.Shutdown}, tel: e.tel}, nil
+			door := e.newBatcher(func(ctx context.Context, p *payload) error {
+				return exp.ConsumeTraces(withFormedPayload(ctx, p), ptrace.NewTraces())
+			})
+			return tracesExporter{Traces: exp, shutdownOnce: newShutdownOnce(e, door, exp.Shutdown), tel: e.tel, door: door}, nil
 		}, metadata.TracesStability),
 		exporter.WithMetrics(func(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Metrics, error) {
 			e, opts, err := build(set, cfg, metricsSignal, clock)
@@ -61,12 +67,18 @@ func newFactory(clock retry.Clock) exporter.Factory {
 				return nil, err
 			}
 			exp, err := xexporterhelper.NewMetricsRequest(ctx, helperSettings(set, cfg.(*Config)), func(ctx context.Context, md pmetric.Metrics) (xexporterhelper.Request, error) {
+				if p := formedPayload(ctx); p != nil {
+					return p, nil
+				}
 				return e.newPayload(ctx, md.DataPointCount(), pmetricotlp.NewExportRequestFromMetrics(md))
 			}, markInterrupted(e.push), opts...)
 			if err != nil {
 				return nil, err
 			}
-			return metricsExporter{Metrics: exp, shutdownOnce: &shutdownOnce{stop: e.stop, next: exp.Shutdown}, tel: e.tel}, nil
+			door := e.newBatcher(func(ctx context.Context, p *payload) error {
+				return exp.ConsumeMetrics(withFormedPayload(ctx, p), pmetric.NewMetrics())
+			})
+			return metricsExporter{Metrics: exp, shutdownOnce: newShutdownOnce(e, door, exp.Shutdown), tel: e.tel, door: door}, nil
 		}, metadata.MetricsStability),
 		exporter.WithLogs(func(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Logs, error) {
 			e, opts, err := build(set, cfg, logsSignal, clock)
@@ -74,12 +86,18 @@ func newFactory(clock retry.Clock) exporter.Factory {
 				return nil, err
 			}
 			exp, err := xexporterhelper.NewLogsRequest(ctx, helperSettings(set, cfg.(*Config)), func(ctx context.Context, ld plog.Logs) (xexporterhelper.Request, error) {
+				if p := formedPayload(ctx); p != nil {
+					return p, nil
+				}
 				return e.newPayload(ctx, ld.LogRecordCount(), plogotlp.NewExportRequestFromLogs(ld))
 			}, markInterrupted(e.push), opts...)
 			if err != nil {
 				return nil, err
 			}
-			return logsExporter{Logs: exp, shutdownOnce: &shutdownOnce{stop: e.stop, next: exp.Shutdown}, tel: e.tel}, nil
+			door := e.newBatcher(func(ctx context.Context, p *payload) error {
+				return exp.ConsumeLogs(withFormedPayload(ctx, p), plog.NewLogs())
+			})
+			return logsExporter{Logs: exp, shutdownOnce: newShutdownOnce(e, door, exp.Shutdown), tel: e.tel, door: door}, nil
 		}, metadata.LogsStability),
 	)
 }
@@ -89,10 +107,10 @@ func createDefaultConfig() component.Config {
 	client.Timeout = 30 * time.Second
 	client.Compression = configcompression.TypeGzip
 	client.WriteBufferSize = 512 * 1024
-	queue := exporterhelper.NewDefaultQueueConfig()
-	// Off, but with defaults behind it, so that a user's batch section
-	// decodes fully and meets Validate's message about payload identity.
-	queue.Batch = configoptional.Default(exporterhelper.NewDefaultBatchConfig())
+	// exporterhelper's defaults: batching on when the feature gate
+	// pkg.exporterhelper.queueBatchEnabled is (the collector's standard),
+	// off otherwise.
+	queue := newDefaultQueueConfig()
 	return &Config{
 		ClientConfig:      client,
 		QueueConfig:       configoptional.Some(queue),
@@ -133,22 +151,37 @@ func build(set exporter.Settings, cfg component.Config, sig signal, clock retry.
 		// The per-attempt timeout is confighttp's; the loop owns the total.
 		exporterhelper.WithTimeout(exporterhelper.TimeoutConfig{Timeout: 0}),
 		exporterhelper.WithRetry(shutdownRetry),
-		xexporterhelper.WithQueueBatch(oCfg.QueueConfig, xexporterhelper.QueueBatchSettings{Encoding: payloadEncoding{}}),
+		xexporterhelper.WithQueueBatch(oCfg.helperQueueConfig(), xexporterhelper.QueueBatchSettings{Encoding: payloadEncoding{}}),
 	}, nil
 }
 
 // shutdownOnce stops the loop's waits before exporterhelper shuts down,
-// and makes a second Shutdown a no-op (exporterhelper's would panic).
+// forms and queues what the batcher still holds, and makes a second
+// Shutdown a no-op (exporterhelper's would panic).
 type shutdownOnce struct {
-	once sync.Once
-	stop func()
-	next func(context.Context) error
-	err  error
+	once  sync.Once
+	stop  func()
+	flush func()
+	next  func(context.Context) error
+	err   error
+}
+
+func newShutdownOnce(e *baseExporter, door *batcher, next func(context.Context) error) *shutdownOnce {
+	s := &shutdownOnce{stop: e.stop, next: next, flush: func() {}}
+	if door != nil {
+		s.flush = door.shutdown
+	}
+	return s
 }
 
 func (s *shutdownOnce) shutdown(ctx context.Context) error {
 	s.once.Do(func() {
+		// Waits end first, so that formed batches offered to a full queue
+		// find room as the consumers finish; then the batcher's open
+		// batches go into the queue (stored, with a persistent one; sent
+		// once each while the destination answers, with a memory one).
 		s.stop()
+		s.flush()
 		s.err = s.next(ctx)
 	})
 	return s.err
@@ -157,7 +190,8 @@ func (s *shutdownOnce) shutdown(ctx context.Context) error {
 type tracesExporter struct {
 	exporter.Traces
 	*shutdownOnce
-	tel *telemetry // counts batches the full queue refuses (queuefull.go)
+	tel  *telemetry // counts batches the full queue refuses (queuefull.go)
+	door *batcher   // forms batches as data enters (sending_queue::batch); nil without
 }
 
 func (x tracesExporter) Shutdown(ctx context.Context) error { return x.shutdown(ctx) }
@@ -165,7 +199,8 @@ func (x tracesExporter) Shutdown(ctx context.Context) error { return x.shutdown(
 type metricsExporter struct {
 	exporter.Metrics
 	*shutdownOnce
-	tel *telemetry // counts batches the full queue refuses (queuefull.go)
+	tel  *telemetry // counts batches the full queue refuses (queuefull.go)
+	door *batcher   // forms batches as data enters (sending_queue::batch); nil without
 }
 
 func (x metricsExporter) Shutdown(ctx context.Context) error { return x.shutdown(ctx) }
@@ -173,7 +208,8 @@ func (x metricsExporter) Shutdown(ctx context.Context) error { return x.shutdown
 type logsExporter struct {
 	exporter.Logs
 	*shutdownOnce
-	tel *telemetry // counts batches the full queue refuses (queuefull.go)
+	tel  *telemetry // counts batches the full queue refuses (queuefull.go)
+	door *batcher   // forms batches as data enters (sending_queue::batch); nil without
 }
 
 func (x logsExporter) Shutdown(ctx context.Context) error { return x.shutdown(ctx) }

@@ -33,3 +33,18 @@ func gateKey(cfg *Config, url string) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// partitionGateKey is the gate of one partition of sending_queue::batch:
+// the destination's key plus the partition's metadata values (hashed, as
+// they may be credentials too). Without partitions it is base itself, so
+// the exporter shares its gate as before.
+func partitionGateKey(base, partition string) string {
+	if partition == "" {
+		return base
+	}
+	h := sha256.New()
+	h.Write([]byte(base))
+	h.Write([]byte{0, 'p', 0})
+	h.Write([]byte(partition))
+	return hex.EncodeToString(h.Sum(nil))
+}

@@ -20,7 +20,6 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/exporter"
-	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
@@ -90,7 +89,7 @@ func reply(code int, headers ...string) func(w http.ResponseWriter) {
 func testConfig(endpoint string) *Config {
 	cfg := createDefaultConfig().(*Config)
 	cfg.ClientConfig.Endpoint = endpoint
-	cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
+	cfg.QueueConfig = configoptional.None[QueueConfig]()
 	cfg.Backoff.Jitter = 0
 	cfg.RetryAfter.Jitter = 0
 	return cfg
@@ -99,8 +98,8 @@ func testConfig(endpoint string) *Config {
 // withMemoryQueue gives cfg the default memory sending_queue with
 // consumers consumers, so ConsumeTraces returns once a batch is queued.
 func withMemoryQueue(cfg *Config, consumers int) {
-	queue := exporterhelper.NewDefaultQueueConfig()
-	queue.Batch = configoptional.None[exporterhelper.BatchConfig]()
+	queue := newDefaultQueueConfig()
+	queue.Batch = configoptional.None[BatchConfig]()
 	queue.NumConsumers = consumers
 	cfg.QueueConfig = configoptional.Some(queue)
 }

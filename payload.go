@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -29,6 +30,21 @@ type payload struct {
 	// pending is the batch while it waits for its consumer to encode it
 	// (encode_at auto or consumer); nil once body exists.
 	pending otlpRequest
+	// partition is the batch's partition (sending_queue::batch::partition):
+	// its gate and pacer, and the metadata it is sent with. Stored with it.
+	partition partition
+	// release gives the batcher back the queue capacity the batch's data
+	// held, once it is finished (memory queue with batching); nil otherwise.
+	release     func()
+	releaseOnce sync.Once
+}
+
+// finish tells the batcher the payload is finished with: delivered,
+// dropped or interrupted. It runs once.
+func (p *payload) finish() {
+	if p.release != nil {
+		p.releaseOnce.Do(p.release)
+	}
 }
 
 var _ xexporterhelper.Request = (*payload)(nil)
@@ -56,10 +72,22 @@ func (p *payload) MergeSplit(context.Context, int, exporterhelper.RequestSizerTy
 
 // payloadEncoding stores payloads in a persistent queue:
 //
-//	"OHR1" | key (16 bytes) | received unix nanos (8) | items (uvarint) | body
+//	"OHR2" | key (16 bytes) | received unix nanos (8) | items (uvarint) |
+//	partition key (uvarint length, bytes) | metadata entries (uvarint count,
+//	each: name, value count, values; every string as uvarint length, bytes) |
+//	body
+//
+// A payload without a partition (no partition::metadata_keys) is stored as
+// "OHR1", the same without partition and metadata, as earlier versions
+// did, so that a queue written by either is read by both. The key and the
+// body are stored as they were formed and come back unchanged: a restart,
+// or a kill -9, sends the same bytes under the same key.
 type payloadEncoding struct{}
 
-const payloadMagic = "OHR1"
+const (
+	payloadMagic            = "OHR1"
+	payloadMagicPartitioned = "OHR2"
+)
 
 var _ exporterhelper.QueueBatchEncoding[xexporterhelper.Request] = payloadEncoding{}
 
@@ -76,31 +104,103 @@ func (payloadEncoding) Marshal(_ context.Context, r xexporterhelper.Request) ([]
 	if p.pending != nil {
 		return nil, errors.New("cannot persist a payload that is not encoded yet")
 	}
-	buf := make([]byte, 0, len(payloadMagic)+16+8+binary.MaxVarintLen64+len(p.body))
-	buf = append(buf, payloadMagic...)
+	plain := p.partition.key == "" && len(p.partition.meta) == 0
+	buf := make([]byte, 0, len(payloadMagic)+16+8+3*binary.MaxVarintLen64+len(p.partition.key)+len(p.body))
+	if plain {
+		buf = append(buf, payloadMagic...)
+	} else {
+		buf = append(buf, payloadMagicPartitioned...)
+	}
 	buf = append(buf, p.key[:]...)
 	buf = binary.BigEndian.AppendUint64(buf, uint64(p.received.UnixNano()))
 	buf = binary.AppendUvarint(buf, uint64(p.items))
+	if plain {
+		return append(buf, p.body...), nil
+	}
+	buf = appendString(buf, p.partition.key)
+	buf = binary.AppendUvarint(buf, uint64(len(p.partition.meta)))
+	for _, m := range p.partition.meta {
+		buf = appendString(buf, m.key)
+		buf = binary.AppendUvarint(buf, uint64(len(m.values)))
+		for _, v := range m.values {
+			buf = appendString(buf, v)
+		}
+	}
 	return append(buf, p.body...), nil
 }
 
+func appendString(buf []byte, s string) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(s)))
+	return append(buf, s...)
+}
+
+// errCorrupt: a stored payload that does not parse.
+var errCorrupt = errors.New("persistent queue item is a corrupt otlp_http_retry payload")
+
 func (payloadEncoding) Unmarshal(data []byte) (context.Context, xexporterhelper.Request, error) {
 	const head = len(payloadMagic) + 16 + 8
-	if len(data) < head || string(data[:len(payloadMagic)]) != payloadMagic {
+	if len(data) < head || (string(data[:len(payloadMagic)]) != payloadMagic && string(data[:len(payloadMagic)]) != payloadMagicPartitioned) {
 		return context.Background(), nil, errors.New("persistent queue item is not an otlp_http_retry payload")
 	}
+	partitioned := string(data[:len(payloadMagic)]) == payloadMagicPartitioned
 	p := &payload{}
 	copy(p.key[:], data[len(payloadMagic):])
 	// Marshal stored UnixNano's int64 bit for bit; this converts it back.
 	nanos := int64(binary.BigEndian.Uint64(data[len(payloadMagic)+16:])) //nolint:gosec // G115: a bit-for-bit conversion back to the int64 Marshal wrote, not a narrowing.
 	p.received = time.Unix(0, nanos)
-	items, n := binary.Uvarint(data[head:])
-	if n <= 0 || items > math.MaxInt {
+	r := reader{data: data[head:]}
+	items := r.uvarint()
+	if r.err != nil || items > math.MaxInt {
 		return context.Background(), nil, errors.New("persistent queue item has a corrupt item count")
 	}
 	p.items = int(items)
-	p.body = append([]byte(nil), data[head+n:]...)
-	return context.Background(), p, nil
+	if partitioned {
+		p.partition.key = r.string()
+		n := r.uvarint()
+		for i := uint64(0); i < n && r.err == nil; i++ {
+			m := metaEntry{key: r.string()}
+			nv := r.uvarint()
+			for j := uint64(0); j < nv && r.err == nil; j++ {
+				m.values = append(m.values, r.string())
+			}
+			p.partition.meta = append(p.partition.meta, m)
+		}
+		if r.err != nil {
+			return context.Background(), nil, errCorrupt
+		}
+	}
+	p.body = append([]byte(nil), r.data...)
+	return p.partition.context(), p, nil
+}
+
+// reader reads what Marshal appended; err sticks at the first short read.
+type reader struct {
+	data []byte
+	err  error
+}
+
+func (r *reader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.data)
+	if n <= 0 {
+		r.err = errCorrupt
+		return 0
+	}
+	r.data = r.data[n:]
+	return v
+}
+
+func (r *reader) string() string {
+	n := r.uvarint()
+	if r.err != nil || n > uint64(len(r.data)) {
+		r.err = errCorrupt
+		return ""
+	}
+	s := string(r.data[:n])
+	r.data = r.data[n:]
+	return s
 }
 
 // maskKey shows the last 8 hex digits of a key, enough to follow one

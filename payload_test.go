@@ -108,7 +108,7 @@ func TestPayloadEncodingRejectsGarbage(t *testing.T) {
 		"magic only":            []byte(payloadMagic),
 		"one byte short":        valid[:head-1],
 		"no item count":         valid[:head],
-		"wrong magic":           append([]byte("OHR2"), valid[len(payloadMagic):]...),
+		"wrong magic":           append([]byte("OHR0"), valid[len(payloadMagic):]...),
 		"pdata, not a payload":  []byte("\x0a\x02\x0a\x00 some protobuf that is longer than the header"),
 		"overlong item count":   append(append([]byte(nil), valid[:head]...), bytes.Repeat([]byte{0xff}, 11)...),
 		"truncated item count":  append(append([]byte(nil), valid[:head]...), 0x80),

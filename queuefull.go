@@ -25,7 +25,12 @@ const dropQueueFull = "queue_full"
 // dropped_items too, so that one metric shows every item lost on the way.
 
 func (x tracesExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
-	err := x.Traces.ConsumeTraces(ctx, td)
+	var err error
+	if x.door != nil {
+		err = x.door.enter(ctx, td.SpanCount(), func(limit int) ([]part, error) { return tracesParts(td, limit) })
+	} else {
+		err = x.Traces.ConsumeTraces(ctx, td)
+	}
 	if errors.Is(err, exporterhelper.ErrQueueIsFull) {
 		x.tel.dropped(ctx, td.SpanCount(), dropQueueFull)
 	}
@@ -33,7 +38,12 @@ func (x tracesExporter) ConsumeTraces(ctx context.Context, td ptrace.Traces) err
 }
 
 func (x metricsExporter) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
-	err := x.Metrics.ConsumeMetrics(ctx, md)
+	var err error
+	if x.door != nil {
+		err = x.door.enter(ctx, md.DataPointCount(), func(limit int) ([]part, error) { return metricsParts(md, limit) })
+	} else {
+		err = x.Metrics.ConsumeMetrics(ctx, md)
+	}
 	if errors.Is(err, exporterhelper.ErrQueueIsFull) {
 		x.tel.dropped(ctx, md.DataPointCount(), dropQueueFull)
 	}
@@ -41,7 +51,12 @@ func (x metricsExporter) ConsumeMetrics(ctx context.Context, md pmetric.Metrics)
 }
 
 func (x logsExporter) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
-	err := x.Logs.ConsumeLogs(ctx, ld)
+	var err error
+	if x.door != nil {
+		err = x.door.enter(ctx, ld.LogRecordCount(), func(limit int) ([]part, error) { return logsParts(ld, limit) })
+	} else {
+		err = x.Logs.ConsumeLogs(ctx, ld)
+	}
 	if errors.Is(err, exporterhelper.ErrQueueIsFull) {
 		x.tel.dropped(ctx, ld.LogRecordCount(), dropQueueFull)
 	}

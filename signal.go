@@ -28,6 +28,8 @@ type signal struct {
 	// rejected parses an OTLP export response and returns how many items
 	// the backend rejected in a partial success, and its message.
 	rejected func(body []byte, contentType string) (int64, string, error)
+	// codec splits and re-encodes the signal's requests for the batcher.
+	codec batchCodec
 }
 
 var (
@@ -36,6 +38,7 @@ var (
 		items:         "spans",
 		rejectedField: "rejected_spans",
 		endpoint:      func(c *Config) string { return c.TracesEndpoint },
+		codec:         tracesCodec,
 		rejected: func(body []byte, ct string) (int64, string, error) {
 			r := ptraceotlp.NewExportResponse()
 			err := unmarshalResponse(body, ct, r.UnmarshalProto, r.UnmarshalJSON)
@@ -47,6 +50,7 @@ var (
 		items:         "data points",
 		rejectedField: "rejected_data_points",
 		endpoint:      func(c *Config) string { return c.MetricsEndpoint },
+		codec:         metricsCodec,
 		rejected: func(body []byte, ct string) (int64, string, error) {
 			r := pmetricotlp.NewExportResponse()
 			err := unmarshalResponse(body, ct, r.UnmarshalProto, r.UnmarshalJSON)
@@ -58,6 +62,7 @@ var (
 		items:         "log records",
 		rejectedField: "rejected_log_records",
 		endpoint:      func(c *Config) string { return c.LogsEndpoint },
+		codec:         logsCodec,
 		rejected: func(body []byte, ct string) (int64, string, error) {
 			r := plogotlp.NewExportResponse()
 			err := unmarshalResponse(body, ct, r.UnmarshalProto, r.UnmarshalJSON)

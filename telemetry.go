@@ -75,25 +75,42 @@ func newTelemetry(set exporter.Settings, dataType, endpoint string, persistent, 
 	return t, nil
 }
 
-// registerGauges wires the destination's gate and the count of waiting
-// payloads into the async gauges.
-func (t *telemetry) registerGauges(gate *retry.Gate, pacer *retry.Pacer, waiting func() int64) error {
+// registerGauges wires the destination's gates (one per partition of
+// sending_queue::batch) and the payloads waiting into the async gauges.
+// Without partitions there is one gate and each gauge reads it alone; with
+// them, rates add up, held and throttled count the partitions holding, the
+// remaining hold is the longest and the remaining quota the smallest.
+func (t *telemetry) registerGauges(l *loops) error {
 	opt := metric.WithAttributeSet(t.attrs)
 	if err := t.tb.RegisterOtlpHTTPRetryPacingRateCallback(func(_ context.Context, o metric.Float64Observer) error {
-		o.Observe(pacer.Rate(), opt)
+		var rate float64
+		for _, loop := range l.all() {
+			rate += loop.Pacer().Rate()
+		}
+		o.Observe(rate, opt)
 		return nil
 	}); err != nil {
 		return err
 	}
 	if err := t.tb.RegisterOtlpHTTPRetryPacingCeilingCallback(func(_ context.Context, o metric.Float64Observer) error {
-		o.Observe(pacer.Ceiling(), opt)
+		var ceiling float64
+		for _, loop := range l.all() {
+			ceiling += loop.Pacer().Ceiling()
+		}
+		o.Observe(ceiling, opt)
 		return nil
 	}); err != nil {
 		return err
 	}
 	if err := t.tb.RegisterOtlpHTTPRetryRatelimitRemainingCallback(func(_ context.Context, o metric.Int64Observer) error {
-		if pol, ok := pacer.Quota().Binding(nil); ok && pol.HasRemaining {
-			o.Observe(pol.Remaining, opt)
+		found, least := false, int64(0)
+		for _, loop := range l.all() {
+			if pol, ok := loop.Pacer().Quota().Binding(nil); ok && pol.HasRemaining && (!found || pol.Remaining < least) {
+				found, least = true, pol.Remaining
+			}
+		}
+		if found {
+			o.Observe(least, opt)
 		}
 		return nil
 	}); err != nil {
@@ -101,8 +118,10 @@ func (t *telemetry) registerGauges(gate *retry.Gate, pacer *retry.Pacer, waiting
 	}
 	if err := t.tb.RegisterOtlpHTTPRetryThrottledCallback(func(_ context.Context, o metric.Int64Observer) error {
 		var throttled int64
-		if reason, _ := gate.State(); reason == retry.HoldThrottle {
-			throttled = 1
+		for _, loop := range l.all() {
+			if reason, _ := loop.Gate().State(); reason == retry.HoldThrottle {
+				throttled++
+			}
 		}
 		o.Observe(throttled, opt)
 		return nil
@@ -110,27 +129,31 @@ func (t *telemetry) registerGauges(gate *retry.Gate, pacer *retry.Pacer, waiting
 		return err
 	}
 	if err := t.tb.RegisterOtlpHTTPRetryHeldCallback(func(_ context.Context, o metric.Int64Observer) error {
-		current, _ := gate.State()
+		held := map[retry.HoldReason]int64{}
+		for _, loop := range l.all() {
+			reason, _ := loop.Gate().State()
+			held[reason]++
+		}
 		for _, reason := range []retry.HoldReason{retry.HoldThrottle, retry.HoldOutage, retry.HoldUnauthorized} {
-			var held int64
-			if reason == current {
-				held = 1
-			}
-			o.Observe(held, t.with(attribute.String("reason", reason.String())))
+			o.Observe(held[reason], t.with(attribute.String("reason", reason.String())))
 		}
 		return nil
 	}); err != nil {
 		return err
 	}
 	if err := t.tb.RegisterOtlpHTTPRetryThrottleRemainingSecondsCallback(func(_ context.Context, o metric.Float64Observer) error {
-		_, remaining := gate.State()
-		o.Observe(remaining.Seconds(), opt)
+		var longest time.Duration
+		for _, loop := range l.all() {
+			_, remaining := loop.Gate().State()
+			longest = max(longest, remaining)
+		}
+		o.Observe(longest.Seconds(), opt)
 		return nil
 	}); err != nil {
 		return err
 	}
 	return t.tb.RegisterOtlpHTTPRetryWaitingPayloadsCallback(func(_ context.Context, o metric.Int64Observer) error {
-		o.Observe(waiting(), opt)
+		o.Observe(l.waiting(), opt)
 		return nil
 	})
 }

@@ -232,3 +232,60 @@ func BenchmarkQueuedExport(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSmallRequests: requests of 10 spans, as SDKs send them, from 20
+// callers at once into both exporters with sending_queue::batch at its
+// defaults (the scenario benchmark's small-requests load, in process),
+// callers waiting for room when the queue is full. An op is one request;
+// the clock stops once Shutdown has sent everything.
+func BenchmarkSmallRequests(b *testing.B) {
+	td := benchBatch(10)
+	b.Run("exporter=otlp_http", func(b *testing.B) {
+		cfg := coreConfig(server(b, 0, nil))
+		q := exporterhelper.NewDefaultQueueConfig()
+		q.Batch = configoptional.Some(exporterhelper.NewDefaultBatchConfig())
+		q.BlockOnOverflow = true
+		cfg.QueueConfig = configoptional.Some(q)
+		runSmall(b, otlphttpexporter.NewFactory(), cfg, td)
+	})
+	b.Run("exporter=otlp_http_retry", func(b *testing.B) {
+		cfg := retryConfig(server(b, 0, nil))
+		q := otlphttpretry.NewFactory().CreateDefaultConfig().(*otlphttpretry.Config).QueueConfig
+		q.Get().Batch.GetOrInsertDefault()
+		q.Get().BlockOnOverflow = true
+		cfg.QueueConfig = q
+		runSmall(b, otlphttpretry.NewFactory(), cfg, td)
+	})
+}
+
+func runSmall(b *testing.B, f exporter.Factory, cfg component.Config, td ptrace.Traces) {
+	exp, err := f.CreateTraces(context.Background(), exportertest.NewNopSettings(f.Type()), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := exp.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		b.Fatal(err)
+	}
+	// A request of its own for each op: the core exporter's batcher moves
+	// the data out of what it is given.
+	tds := make([]ptrace.Traces, b.N)
+	for i := range tds {
+		tds[i] = ptrace.NewTraces()
+		td.CopyTo(tds[i])
+	}
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.SetParallelism(max(1, 20/runtime.GOMAXPROCS(0)))
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := exp.ConsumeTraces(context.Background(), tds[next.Add(1)-1]); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	if err := exp.Shutdown(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+}

@@ -49,11 +49,25 @@ func newResetWriter(k compressorKey) (resetWriter, error) {
 // compress encodes body once, as the configured compression asks; it
 // returns the bytes to send ("none" and "" return body as it is).
 func compress(typ configcompression.Type, level configcompression.Level, body []byte) ([]byte, error) {
+	return compressChunks(typ, level, [][]byte{body})
+}
+
+// compressChunks is compress for a body given as chunks one after the
+// other, which it compresses as one stream without joining them first
+// (but for snappy's block format, and none, which need them joined).
+func compressChunks(typ configcompression.Type, level configcompression.Level, chunks [][]byte) ([]byte, error) {
 	switch typ {
 	case "", "none":
-		return body, nil
+		if len(chunks) == 1 {
+			return chunks[0], nil
+		}
+		return bytes.Join(chunks, nil), nil
 	case configcompression.TypeSnappy:
-		return snappy.Encode(nil, body), nil
+		return snappy.Encode(nil, bytes.Join(chunks, nil)), nil
+	}
+	size := 0
+	for _, c := range chunks {
+		size += len(c)
 	}
 	k := compressorKey{typ, level}
 	pool, _ := compressorPools.LoadOrStore(k, &sync.Pool{})
@@ -66,10 +80,12 @@ func compress(typ configcompression.Type, level configcompression.Level, body []
 	}
 	defer pool.(*sync.Pool).Put(w)
 	var buf bytes.Buffer
-	buf.Grow(len(body) / 4)
+	buf.Grow(size / 4)
 	w.Reset(&buf)
-	if _, err := w.Write(body); err != nil {
-		return nil, err
+	for _, c := range chunks {
+		if _, err := w.Write(c); err != nil {
+			return nil, err
+		}
 	}
 	if err := w.Close(); err != nil {
 		return nil, err

@@ -4,6 +4,7 @@
 package otlphttpretry // import "github.com/otlphttpretry/otlphttpretry"
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -27,19 +28,11 @@ const dropTooLarge = "too_large"
 // A key is minted only for bytes that are final: from here on the pair
 // (key, bytes) is the batch, in the queue, on disk, on every attempt.
 func (e *baseExporter) form(parts []part, received time.Time, p partition) ([]*payload, error) {
-	items, size := 0, 0
+	items := 0
 	for _, pt := range parts {
 		items += pt.items
-		size += len(pt.raw)
 	}
-	raw := parts[0].raw
-	if len(parts) > 1 {
-		raw = make([]byte, 0, size)
-		for _, pt := range parts {
-			raw = append(raw, pt.raw...)
-		}
-	}
-	body, err := e.encodeRaw(raw)
+	body, err := e.encodeParts(parts)
 	if err != nil {
 		return nil, consumererror.NewPermanent(e.encodeFailed(context.Background(), items, err))
 	}
@@ -92,16 +85,23 @@ func (e *baseExporter) formHalves(parts []part, received time.Time, p partition)
 	return out, errors.Join(errs...)
 }
 
-// encodeRaw turns a protobuf export request into the bytes sent: JSON when
-// configured, then compressed.
-func (e *baseExporter) encodeRaw(raw []byte) ([]byte, error) {
+// encodeParts turns parts into the bytes sent: their protobuf bytes one
+// after the other (re-encoded as JSON when configured), compressed. The
+// parts are streamed into the compressor: the batch's uncompressed request
+// is never copied out whole.
+func (e *baseExporter) encodeParts(parts []part) ([]byte, error) {
+	chunks := make([][]byte, len(parts))
+	for i, pt := range parts {
+		chunks[i] = pt.raw
+	}
 	if e.cfg.Encoding == EncodingJSON {
-		var err error
-		if raw, err = e.signal.codec.toJSON(raw); err != nil {
+		json, err := e.signal.codec.toJSON(bytes.Join(chunks, nil))
+		if err != nil {
 			return nil, err
 		}
+		chunks = [][]byte{json}
 	}
-	return compress(e.cfg.ClientConfig.Compression, e.cfg.ClientConfig.CompressionParams.Level, raw)
+	return compressChunks(e.cfg.ClientConfig.Compression, e.cfg.ClientConfig.CompressionParams.Level, chunks)
 }
 
 // maxBatchBytes is max_size with the bytes sizer (0: no bound).

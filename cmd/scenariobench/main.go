@@ -12,7 +12,7 @@
 //	go run ./cmd/scenariobench -runs 3 -out scenariobench.json
 //
 // Scenarios: healthy, throttle-429, storm-503, quota, quota-headers,
-// drops, retry-once (-scenarios, comma-separated, or "all"). -fleet 50
+// drops, retry-once, small-requests (-scenarios, comma-separated, or "all"). -fleet 50
 // also runs a fleet of 50 collectors against one quota backend.
 // -scenarios matrix runs every cell of the limiter matrix (issue 15:
 // internal/scenario/matrix.go), or a cell by its name, and prints every
@@ -82,6 +82,10 @@ func run() int {
 	flag.IntVar(&setup.QueueSize, "queue-size", setup.QueueSize, "sending_queue::queue_size of both exporters")
 	flag.IntVar(&setup.NumConsumers, "num-consumers", setup.NumConsumers, "sending_queue::num_consumers of both exporters")
 	flag.BoolVar(&setup.BatchProcessor, "batch-processor", false, "put a batch processor (defaults) before both exporters")
+	flag.BoolVar(&setup.QueueBatch, "queue-batch", false, "give both exporters sending_queue::batch (its defaults); the small-requests scenario always has it")
+	flag.IntVar(&p.SmallSpans, "small-spans", p.SmallSpans, "spans of the small-requests scenario")
+	flag.IntVar(&p.SmallSenders, "small-senders", p.SmallSenders, "senders of the small-requests scenario")
+	flag.IntVar(&p.SmallBatch, "small-batch", p.SmallBatch, "spans per request of the small-requests scenario")
 	flag.BoolVar(&setup.PersistentQueue, "persistent", false, "put both sending queues on file_storage")
 	flag.BoolVar(&setup.PacingOff, "pacing-off", false, "turn otlp_http_retry's pacing off (pacing::enabled: false)")
 	flag.StringVar(&setup.EncodeAt, "encode-at", "", "otlp_http_retry's encode_at: entry, auto or consumer (empty: its default, entry)")

@@ -54,6 +54,9 @@ type Setup struct {
 	PacingOff bool
 	// EncodeAt sets otlp_http_retry's encode_at (empty: its default, entry).
 	EncodeAt string
+	// QueueBatch gives both exporters sending_queue::batch with its
+	// defaults (batching in the exporter, the collector's direction).
+	QueueBatch bool
 }
 
 // DefaultSetup is both exporters' default queue, no batch processor.

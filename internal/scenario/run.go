@@ -135,6 +135,9 @@ const heapMetric = "otelcol_process_runtime_heap_alloc_bytes"
 // are in Figures.Err.
 func (s Scenario) Run(ctx context.Context, exp Exporter, bin string, setup Setup, dir string, bodies *Bodies) (*Result, error) {
 	s.Load.Prebuild(bodies)
+	if s.QueueBatch {
+		setup.QueueBatch = true
+	}
 	began := time.Now()
 	backend := demobackend.New(s.Backend)
 	wire := NewWire(backend.Handler(), s.DropFor)

@@ -39,6 +39,9 @@ type Scenario struct {
 	// Cell is the limiter matrix's cell the scenario runs (matrix.go); nil
 	// for the other scenarios.
 	Cell *Cell
+	// QueueBatch gives both exporters sending_queue::batch (its defaults)
+	// whatever the run's Setup says.
+	QueueBatch bool
 }
 
 // Names of the scenarios.
@@ -50,6 +53,9 @@ const (
 	QuotaHeaders = "quota-headers"
 	Drops        = "drops"
 	RetryOnce    = "retry-once"
+	// SmallRequests is the load as SDKs send it, batched by the exporters'
+	// own sending_queue::batch (no batch processor).
+	SmallRequests = "small-requests"
 )
 
 // Params scale the scenarios.
@@ -74,6 +80,9 @@ type Params struct {
 	// dropped connections; HeldRate that of the 429 window, higher so that
 	// the memory held by the queue stands out of the heap's noise.
 	PacedRate, HeldRate float64
+	// SmallSpans is the small-requests load: SmallSenders senders posting
+	// requests of SmallBatch spans as fast as the collector takes them.
+	SmallSpans, SmallSenders, SmallBatch int
 }
 
 // DefaultParams are the documented scenarios.
@@ -89,6 +98,10 @@ func DefaultParams() Params {
 		QuotaFor:   8 * time.Second,
 		PacedRate:  4000,
 		HeldRate:   60000,
+
+		SmallSpans:   500_000,
+		SmallSenders: 20,
+		SmallBatch:   10,
 	}
 }
 
@@ -96,7 +109,7 @@ func DefaultParams() Params {
 var DefaultSet = []string{Healthy, Throttle429, Storm503, QuotaBucket, Drops, RetryOnce}
 
 // AllNames is every scenario, in the order they run.
-var AllNames = []string{Healthy, Throttle429, Storm503, QuotaBucket, QuotaHeaders, Drops, RetryOnce}
+var AllNames = []string{Healthy, Throttle429, Storm503, QuotaBucket, QuotaHeaders, Drops, RetryOnce, SmallRequests}
 
 // paced is a load of rate spans/s for d, in batches of p.BatchSpans from
 // two senders.
@@ -122,6 +135,15 @@ func (p Params) Build(name string) (Scenario, error) {
 			Name:        name,
 			Description: fmt.Sprintf("%d spans from %d senders in batches of %d, as fast as the collector takes them; the backend accepts everything", l.Total(), l.Senders, l.Spans),
 			Load:        l, Timeout: 2 * time.Minute,
+		}, nil
+	case SmallRequests:
+		senders := max(1, p.SmallSenders)
+		l := Load{Senders: senders, Spans: p.SmallBatch, Batches: max(1, p.SmallSpans/senders/max(1, p.SmallBatch))}
+		return Scenario{
+			Name: name,
+			Description: fmt.Sprintf("%d spans from %d senders in requests of %d, as fast as the collector takes them, batched by sending_queue::batch "+
+				"(defaults: flush_timeout 200ms, sizer items, min_size 8192) in both exporters; the backend accepts everything", l.Total(), l.Senders, l.Spans),
+			Load: l, Timeout: 2 * time.Minute, QueueBatch: true,
 		}, nil
 	case RetryOnce:
 		l := p.maxRate(p.Spans / 50)

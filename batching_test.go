@@ -5,8 +5,8 @@ package otlphttpretry
 
 import (
 	"bytes"
-	"context"
 	"compress/gzip"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -564,4 +564,3 @@ func setQueueBatchGate(t *testing.T, on bool) {
 	require.NoError(t, featuregate.GlobalRegistry().Set(id, on))
 	t.Cleanup(func() { require.NoError(t, featuregate.GlobalRegistry().Set(id, was)) })
 }
-

@@ -37,13 +37,13 @@ type baseExporter struct {
 	contentEncoding string
 	userAgent       string
 
-	client      *http.Client
-	idleCloser  *idleCloser
-	scrub       *scrubber // credentials out of every text from a response or transport error
-	loop        *retry.Loop // the loop of the "" partition: the only one without partitions
-	loops       *loops
-	tel         *telemetry
-	lazy        bool // the consumer may encode a batch (Config.lazyEncoding)
+	client     *http.Client
+	idleCloser *idleCloser
+	scrub      *scrubber   // credentials out of every text from a response or transport error
+	loop       *retry.Loop // the loop of the "" partition: the only one without partitions
+	loops      *loops
+	tel        *telemetry
+	lazy       bool // the consumer may encode a batch (Config.lazyEncoding)
 }
 
 func newExporter(cfg *Config, set exporter.Settings, sig signal, clock retry.Clock) (*baseExporter, error) {

@@ -9,7 +9,7 @@ package otlphttpretry
 // they are the one source that metadata.yaml's enums, documentation.md and
 // the README's metric table are held to (attributes_test.go).
 var exporterAttributeValues = map[string][]string{
-	"drop_reason": {dropPartialSuccess, dropEncodeFailure, dropQueueFull, dropShutdown},
+	"drop_reason": {dropPartialSuccess, dropEncodeFailure, dropTooLarge, dropQueueFull, dropShutdown},
 	"result":      {resultCapped},
 }
 

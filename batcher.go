@@ -102,32 +102,48 @@ func newBatcher(set batcherSettings) *batcher {
 
 // enter encodes one request's data as parts (split by items when the
 // items sizer's max_size asks) and consumes them.
+//
+// A memory queue's capacity is taken before the data is encoded when the
+// queue counts requests or items, so that a full queue refuses a request
+// without spending anything on it. A request without items is ignored, as
+// exporterhelper's queue ignores it.
 func (b *batcher) enter(ctx context.Context, items int, encode func(limit int) ([]part, error)) error {
+	if items == 0 {
+		return nil
+	}
+	var units int64
+	admitted := b.wait
+	if !b.wait && b.queue.Sizer != exporterhelper.RequestSizerTypeBytes {
+		units = b.units([]part{{items: items}})
+		if err := b.admit(ctx, units); err != nil {
+			return err
+		}
+		admitted = true
+	}
 	limit := 0
 	if b.cfg.Sizer == exporterhelper.RequestSizerTypeItems {
 		limit = int(b.cfg.MaxSize)
 	}
 	parts, err := encode(limit)
 	if err != nil {
+		b.release(units)
 		return consumererror.NewPermanent(b.encodeFailed(ctx, items, err))
 	}
-	return b.consume(ctx, parts)
-}
-
-// consume takes one request's data (parts, in order) for the partition of
-// ctx. It returns once the data is in an open batch, or, when callers wait,
-// once every batch holding some of it is stored or has its outcome.
-func (b *batcher) consume(ctx context.Context, parts []part) error {
-	if len(parts) == 0 {
-		return nil
-	}
-	p := partitionOf(ctx, b.cfg.Partition.MetadataKeys)
-	units := b.units(parts)
-	if !b.wait {
+	if !admitted {
+		units = b.units(parts)
 		if err := b.admit(ctx, units); err != nil {
 			return err
 		}
 	}
+	return b.consume(ctx, parts, units)
+}
+
+// consume takes one request's data (parts, in order, holding units of the
+// memory queue's capacity) for the partition of ctx. It returns once the
+// data is in an open batch, or, when callers wait, once every batch
+// holding some of it is stored or has its outcome.
+func (b *batcher) consume(ctx context.Context, parts []part, units int64) error {
+	p := partitionOf(ctx, b.cfg.Partition.MetadataKeys)
 	var mine, ready []*openBatch
 	b.mu.Lock()
 	if b.closed {

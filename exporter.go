@@ -42,6 +42,8 @@ type baseExporter struct {
 	scrub      *scrubber   // credentials out of every text from a response or transport error
 	loop       *retry.Loop // the loop of the "" partition: the only one without partitions
 	loops      *loops
+	gateBase   string     // the destination's gate key; partitions' keys derive from it
+	holds      *holdStore // the gates' holds across restarts (persistent queue); nil without
 	tel        *telemetry
 	lazy       bool // the consumer may encode a batch (Config.lazyEncoding)
 }
@@ -87,12 +89,15 @@ func newExporter(cfg *Config, set exporter.Settings, sig signal, clock retry.Clo
 		HoldOnUnauthorized: cfg.OnUnauthorized != UnauthorizedDrop,
 	}
 	base := gateKey(cfg, e.url)
+	e.gateBase = base
 	limit := 0
 	if cfg.batching() {
 		limit = cfg.QueueConfig.Get().Batch.Get().Partition.CacheSize
 	}
 	e.loops = newLoops(func(partition string) (*retry.Loop, func()) {
-		gate, release := gates.Get(partitionGateKey(base, partition), clock)
+		// A gate this process makes lets one request go first: it knows
+		// nothing yet of what the destination was doing (holds.go).
+		gate, release := gates.GetWith(partitionGateKey(base, partition), clock, (*retry.Gate).ProbeFirst)
 		return retry.NewLoop(policy, clock, gate, e.tel.observe), release
 	}, limit)
 	e.loop = e.loops.get("")
@@ -108,6 +113,18 @@ func (e *baseExporter) start(ctx context.Context, host component.Host) error {
 	}
 	e.client, e.idleCloser = client, closer
 	e.tel.host = host
+	if e.holds, err = openHoldStore(ctx, host, e.cfg, e.set.ID, e.signal.name, e.set.Logger, e.clock.Now()); err != nil {
+		return err
+	}
+	if e.holds != nil {
+		e.loops.setAttach(func(partition string, gate *retry.Gate) func() {
+			key := partitionGateKey(e.gateBase, partition)
+			if h, ok := e.holds.restored(key); ok && gate.Restore(h) {
+				e.tel.holdRestored(h)
+			}
+			return gate.Watch(func(h retry.Hold) { e.holds.put(key, h) })
+		})
+	}
 	return e.tel.registerGauges(e.loops)
 }
 
@@ -117,14 +134,15 @@ func (e *baseExporter) start(ctx context.Context, host component.Host) error {
 func (e *baseExporter) stop() { e.loops.stop() }
 
 // shutdown runs last, after the queue has finished with every payload.
-func (e *baseExporter) shutdown(context.Context) error {
+func (e *baseExporter) shutdown(ctx context.Context) error {
 	e.loops.stop()
 	e.tel.shutdown()
 	e.loops.release()
+	err := e.holds.close(ctx)
 	if e.idleCloser != nil {
 		e.idleCloser.closeIdle()
 	}
-	return nil
+	return err
 }
 
 // otlpRequest is an OTLP export request of any signal.

@@ -27,12 +27,34 @@ type loops struct {
 	mu      sync.Mutex
 	m       map[string]*partitionLoop
 	stopped bool
+	// attach, once set (setAttach), runs on every partition's gate and
+	// returns what undoes it.
+	attach func(partition string, gate *retry.Gate) (detach func())
 }
 
 type partitionLoop struct {
 	loop     *retry.Loop
 	release  func()
+	detach   func()
 	inflight int
+}
+
+// setAttach runs f on the gate of every partition, now and as they are
+// made; what f returns runs when the partition is let go.
+func (l *loops) setAttach(f func(partition string, gate *retry.Gate) func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.attach = f
+	for p, pl := range l.m {
+		pl.detach = f(p, pl.loop.Gate())
+	}
+}
+
+func (pl *partitionLoop) letGo() {
+	if pl.detach != nil {
+		pl.detach()
+	}
+	pl.release()
 }
 
 func newLoops(create func(string) (*retry.Loop, func()), limit int) *loops {
@@ -74,6 +96,9 @@ func (l *loops) getLocked(partition string) *partitionLoop {
 		loop.Stop()
 	}
 	pl := &partitionLoop{loop: loop, release: release}
+	if l.attach != nil {
+		pl.detach = l.attach(partition, loop.Gate())
+	}
 	l.m[partition] = pl
 	return pl
 }
@@ -89,7 +114,7 @@ func (l *loops) evictLocked() {
 			continue
 		}
 		pl.loop.Stop()
-		pl.release()
+		pl.letGo()
 		delete(l.m, key)
 	}
 }
@@ -125,7 +150,7 @@ func (l *loops) release() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for key, pl := range l.m {
-		pl.release()
+		pl.letGo()
 		delete(l.m, key)
 	}
 }

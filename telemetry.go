@@ -282,6 +282,21 @@ func (t *telemetry) holdStarted(e retry.Event) {
 	}
 }
 
+// holdRestored logs a hold kept from before the restart, once, and reports
+// the status its start reported.
+func (t *telemetry) holdRestored(h retry.Hold) {
+	t.set.Logger.Info("Holding, as before the restart: the previous process was in this hold when it stopped; "+
+		"no request goes to this destination until it ends, then one probe goes first",
+		zap.String("endpoint", t.endpoint), zap.String("reason", h.Reason.String()), zap.Time("until", h.Until))
+	switch h.Reason {
+	case retry.HoldOutage:
+		t.report(componentstatus.NewRecoverableErrorEvent(fmt.Errorf("destination %s was failing when the collector stopped; holding all payloads and probing", t.endpoint)))
+	case retry.HoldUnauthorized:
+		t.report(componentstatus.NewRecoverableErrorEvent(fmt.Errorf(
+			"the backend at %s answered 401 Unauthorized before the restart: fix the credentials (headers or auth) of this exporter; holding all payloads and probing", t.endpoint)))
+	}
+}
+
 func (t *telemetry) holdEnded(e retry.Event) {
 	switch e.Held {
 	case retry.HoldThrottle:

@@ -57,6 +57,25 @@ type Gate struct {
 	successes uint64 // answers that showed the destination up
 	changed   chan struct{}
 	pacer     *Pacer
+	// fresh: nothing has been heard from the destination since the gate
+	// was made (ProbeFirst): the first sender goes alone, as a probe.
+	fresh bool
+	// version counts the changes of (reason, until, failures); watchers
+	// are told of each, in Hold.
+	version  uint64
+	watchers map[int]func(Hold)
+	nextW    int
+}
+
+// Hold is what a gate holds for, until when, after how many failures in a
+// row: what a restart needs to know to go on holding (Snapshot, Restore).
+type Hold struct {
+	Reason   HoldReason
+	Until    time.Time
+	Failures int
+	// Version orders the holds a gate reports: a watcher told of two
+	// keeps the higher.
+	Version uint64
 }
 
 // Pacer returns the destination's pacer, made by create the first time.
@@ -72,6 +91,90 @@ func (g *Gate) Pacer(create func() *Pacer) *Pacer {
 // NewGate returns an open gate.
 func NewGate(clock Clock) *Gate {
 	return &Gate{clock: clock, changed: make(chan struct{})}
+}
+
+// ProbeFirst makes the next sender of an open gate a probe: it goes alone,
+// and the others wait for its outcome. A success opens the gate; a hold
+// holds it. A fresh process calls it on the gates it makes, so that the
+// first request after a restart is one request, not one per consumer,
+// whatever the destination was doing when the last process stopped.
+func (g *Gate) ProbeFirst() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.reason == HoldNone && g.successes == 0 {
+		g.fresh = true
+	}
+}
+
+// Snapshot returns the gate's hold (Reason HoldNone when open).
+func (g *Gate) Snapshot() Hold {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.holdLocked()
+}
+
+func (g *Gate) holdLocked() Hold {
+	if g.reason == HoldNone {
+		return Hold{Version: g.version}
+	}
+	return Hold{Reason: g.reason, Until: g.until, Failures: g.failures, Version: g.version}
+}
+
+// Restore makes an open gate hold as h says: a hold a previous process
+// was in when it stopped. Its end is kept; once it has passed, the next
+// sender is the probe. A gate that already holds, or has seen a success,
+// is left as it is.
+func (g *Gate) Restore(h Hold) bool {
+	g.mu.Lock()
+	if h.Reason == HoldNone || g.reason != HoldNone || g.successes > 0 || g.probe != 0 {
+		g.mu.Unlock()
+		return false
+	}
+	g.reason, g.until, g.failures = h.Reason, h.Until, max(h.Failures, 1)
+	g.fresh = false
+	g.broadcastLocked()
+	notify := g.changeLocked()
+	g.mu.Unlock()
+	notify()
+	return true
+}
+
+// Watch calls f with the gate's hold after every change of it (not under
+// the gate's lock; two calls may overlap, Version orders them). The
+// returned function stops it.
+func (g *Gate) Watch(f func(Hold)) (stop func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.watchers == nil {
+		g.watchers = map[int]func(Hold){}
+	}
+	id := g.nextW
+	g.nextW++
+	g.watchers[id] = f
+	return func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		delete(g.watchers, id)
+	}
+}
+
+// changeLocked counts a change of the hold and returns what tells the
+// watchers, to call once the lock is released.
+func (g *Gate) changeLocked() func() {
+	g.version++
+	if len(g.watchers) == 0 {
+		return func() {}
+	}
+	h := g.holdLocked()
+	fs := make([]func(Hold), 0, len(g.watchers))
+	for _, f := range g.watchers {
+		fs = append(fs, f)
+	}
+	return func() {
+		for _, f := range fs {
+			f(h)
+		}
+	}
 }
 
 // Pass is a sender's permission to send once.
@@ -98,9 +201,32 @@ func (g *Gate) Acquire(ctx context.Context, deadline func(HoldReason, time.Time)
 		g.mu.Lock()
 		now := g.clock.Now()
 		pass := Pass{Successes: g.successes}
-		if g.reason == HoldNone {
+		if g.reason == HoldNone && !g.fresh {
 			g.mu.Unlock()
 			return pass, nil
+		}
+		if g.reason == HoldNone {
+			// Fresh: the first sender is the probe, the others wait for
+			// its outcome (no deadline: this is no hold).
+			if g.probe == 0 {
+				g.tickets++
+				g.probe = g.tickets
+				pass.Probe, pass.ticket = true, g.probe
+				g.mu.Unlock()
+				return pass, nil
+			}
+			changed := g.changed
+			g.mu.Unlock()
+			if !blocked && onBlock != nil {
+				onBlock()
+			}
+			blocked = true
+			select {
+			case <-ctx.Done():
+				return Pass{}, ctx.Err()
+			case <-changed:
+			}
+			continue
 		}
 		if g.probe == 0 && !now.Before(g.until) {
 			g.tickets++
@@ -160,10 +286,23 @@ type Transition struct {
 // against the payload itself).
 func (g *Gate) Report(pass Pass, up bool, reason HoldReason, until time.Time) (t Transition) {
 	g.mu.Lock()
-	defer g.mu.Unlock()
+	before := g.holdLocked()
+	notify := func() {}
+	defer func() {
+		if after := g.holdLocked(); after.Reason != before.Reason || !after.Until.Equal(before.Until) || after.Failures != before.Failures {
+			notify = g.changeLocked()
+		}
+		g.mu.Unlock()
+		notify()
+	}()
 	isProbe := pass.Probe && pass.ticket == g.probe
 	if isProbe {
 		g.probe = 0
+	}
+	if up || (isProbe && reason != HoldNone) {
+		// The destination is heard from: a fresh gate is no longer
+		// fresh; a hold, if any, begins below.
+		g.fresh = false
 	}
 	switch {
 	case up:
@@ -233,6 +372,11 @@ type sharedGate struct {
 // Get returns the gate of the destination key, creating it on first use;
 // call the returned release when the exporter shuts down.
 func (s *Gates) Get(key string, clock Clock) (*Gate, func()) {
+	return s.GetWith(key, clock, nil)
+}
+
+// GetWith is Get that runs made on a gate it makes (not on one it shares).
+func (s *Gates) GetWith(key string, clock Clock, made func(*Gate)) (*Gate, func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.gates == nil {
@@ -242,6 +386,9 @@ func (s *Gates) Get(key string, clock Clock) (*Gate, func()) {
 	if !ok {
 		sg = &sharedGate{gate: NewGate(clock)}
 		s.gates[key] = sg
+		if made != nil {
+			made(sg.gate)
+		}
 	}
 	sg.refs++
 	var once sync.Once

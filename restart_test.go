@@ -1,0 +1,225 @@
+// Copyright The otlphttpretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otlphttpretry
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/otlphttpretry/otlphttpretry/internal/metadata"
+	"github.com/otlphttpretry/otlphttpretry/retry"
+	"github.com/otlphttpretry/otlphttpretry/retry/retrytest"
+)
+
+// A fresh process knows nothing of what its destination was doing: its
+// first request goes alone, and the others follow its answer. With a
+// healthy destination that costs the others one round trip, once.
+func TestFreshGateSendsOneRequestFirst(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	srv := newBackend(t, func(w http.ResponseWriter) {
+		<-release
+		w.WriteHeader(http.StatusOK)
+	}, reply(http.StatusOK))
+	defer once.Do(func() { close(release) })
+	cfg := testConfig(srv.URL)
+	withMemoryQueue(cfg, 4)
+	h := startTracesWithID(t, cfg, retrytest.NewClock(start))
+	for i := range 4 {
+		require.NoError(t, h.exp.ConsumeTraces(context.Background(), named(string(rune('a'+i)), 1)))
+	}
+	require.Eventually(t, func() bool {
+		return waitingPayloads(t, h) == 3 && len(srv.got()) == 1
+	}, 10*time.Second, time.Millisecond, "one request out, three payloads waiting for its answer")
+	once.Do(func() { close(release) })
+	waitRequests(t, srv, 4)
+}
+
+// waitingPayloads reads the waiting_payloads gauge.
+func waitingPayloads(t *testing.T, h *telHarness) int64 {
+	t.Helper()
+	m, err := h.tel.GetMetric(mWaiting)
+	if err != nil {
+		return -1
+	}
+	dps := m.Data.(metricdata.Gauge[int64]).DataPoints
+	if len(dps) != 1 {
+		return -1
+	}
+	return dps[0].Value
+}
+
+// loggedExporter is an exporter with its logs observed.
+type loggedExporter struct {
+	exp  exporter.Traces
+	logs *observer.ObservedLogs
+}
+
+// startPersistExporterLogged is startPersistExporter with observed logs.
+func startPersistExporterLogged(t *testing.T, host component.Host, cfg *Config, clock retry.Clock) loggedExporter {
+	t.Helper()
+	core, logs := observer.New(zapcore.InfoLevel)
+	set := exportertest.NewNopSettings(metadata.Type)
+	set.ID = persistExporterID
+	set.Logger = zap.New(core)
+	exp, err := newFactory(clock).CreateTraces(context.Background(), set, cfg)
+	require.NoError(t, err)
+	require.NoError(t, exp.Start(context.Background(), host))
+	return loggedExporter{exp: exp, logs: logs}
+}
+
+// A hold survives a restart when the queue is persistent: the new process
+// sends nothing before the hold the old one was in ends, then one probe.
+// Here a 401 holds for unauthorized::probe_interval (1 min); the collector
+// stops 20 s into it; the new one, started at once, waits the remaining
+// 40 s. Without the kept hold it would send the queued payload at once.
+func TestHoldKeptAcrossRestartWithFileStorage(t *testing.T) {
+	defer goleak.VerifyNone(t, append(persistLeakOptions, goleak.IgnoreCurrent())...)
+	dir := t.TempDir()
+	ctx := context.Background()
+	clock := retrytest.NewClock(start)
+
+	// One destination (the gate is the URL's), refusing, then accepting.
+	var accept atomic.Bool
+	srv := newBackend(t, func(w http.ResponseWriter) {
+		if accept.Load() {
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		w.WriteHeader(http.StatusUnauthorized)
+	})
+	defer srv.Close()
+	host1, stopStorage1 := startFileStorage(t, dir)
+	exp1 := startPersistExporter(t, host1, persistConfig(srv.URL), clock)
+	require.NoError(t, exp1.ConsumeTraces(ctx, spans("held", 2)))
+	require.True(t, clock.WaitForTimers(1, 10*time.Second), "held by the 401 until the next probe")
+	clock.Advance(20 * time.Second)
+	require.NoError(t, exp1.Shutdown(ctx))
+	stopStorage1()
+	require.Len(t, srv.got(), 1)
+
+	accept.Store(true)
+	host2, stopStorage2 := startFileStorage(t, dir)
+	logs := startPersistExporterLogged(t, host2, persistConfig(srv.URL), clock)
+	exp2 := logs.exp
+	require.True(t, clock.WaitForTimers(1, 10*time.Second), "the redelivered payload waits at the kept hold")
+	assert.Len(t, srv.got(), 1, "nothing before the kept hold ends")
+	kept := logs.logs.FilterMessageSnippet("Holding, as before the restart").All()
+	require.Len(t, kept, 1)
+	assert.Equal(t, "unauthorized", kept[0].ContextMap()["reason"])
+	assert.True(t, start.Add(time.Minute).Equal(kept[0].ContextMap()["until"].(time.Time)), "kept until the end the first process knew")
+
+	clock.Advance(40*time.Second - time.Millisecond)
+	assert.Len(t, srv.got(), 1, "not a moment before")
+	clock.Advance(time.Millisecond)
+	got := waitRequests(t, srv, 2)
+	assert.Equal(t, []string{"held", "held"}, spanNames(t, got[1].Body))
+	assert.Equal(t, key(got[0]), key(got[1]), "the same payload, the same key")
+	deliverMarker(t, exp2, srv, "marker")
+	require.NoError(t, exp2.Shutdown(ctx))
+	stopStorage2()
+	assert.Len(t, srv.got(), 3, "the probe (the held payload) and the marker")
+
+	// The hold ended with the accepted probe: a third process finds none.
+	host3, stopStorage3 := startFileStorage(t, dir)
+	third := startPersistExporterLogged(t, host3, persistConfig(srv.URL), clock)
+	deliverMarker(t, third.exp, srv, "marker")
+	require.NoError(t, third.exp.Shutdown(ctx))
+	stopStorage3()
+	assert.Empty(t, third.logs.FilterMessageSnippet("Holding, as before the restart").All())
+}
+
+// A batch formed before a restart is stored whole, as formed, and sent
+// after it with the key and the bytes it was first sent with: batches are
+// formed before the queue and never re-formed. Data entering the new
+// process forms new batches under new keys; it never joins a stored one.
+func TestBatchKeptWholeAcrossRestart(t *testing.T) {
+	defer goleak.VerifyNone(t, append(persistLeakOptions, goleak.IgnoreCurrent())...)
+	dir := t.TempDir()
+	ctx := context.Background()
+	clock := retrytest.NewClock(start)
+	batched := func(url string) *Config {
+		cfg := persistConfig(url)
+		b := newDefaultBatchConfig()
+		b.MinSize = 1000
+		cfg.QueueConfig.Get().Batch = configoptional.Some(b)
+		return cfg
+	}
+
+	down := newBackend(t, reply(http.StatusServiceUnavailable))
+	defer down.Close()
+	host1, stopStorage1 := startFileStorage(t, dir)
+	exp1 := startPersistExporter(t, host1, batched(down.URL), clock)
+	// With a persistent queue, a caller is answered once its data is
+	// stored: after flush_timeout here.
+	var wg sync.WaitGroup
+	errs := make(chan error, 3)
+	for _, name := range []string{"a", "b", "c"} {
+		wg.Go(func() { errs <- exp1.ConsumeTraces(ctx, named(name, 2)) })
+	}
+	door := exp1.(tracesExporter).door
+	require.Eventually(t, func() bool { return door.openRequests() == 3 }, 10*time.Second, time.Millisecond, "the three requests are in one open batch")
+	clock.Advance(200 * time.Millisecond)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err, "answered once stored")
+	}
+	got1 := waitRequests(t, down, 1)
+	require.True(t, clock.WaitForTimers(1, 10*time.Second), "the batch waits in backoff")
+	require.NoError(t, exp1.Shutdown(ctx))
+	stopStorage1()
+	require.Len(t, down.got(), 1)
+	assert.ElementsMatch(t, []string{"a-0", "a-1", "b-0", "b-1", "c-0", "c-1"}, spanNames(t, got1[0].Body), "three requests, one batch")
+
+	up := newBackend(t)
+	defer up.Close()
+	host2, stopStorage2 := startFileStorage(t, dir)
+	exp2 := startPersistExporter(t, host2, batched(up.URL), retry.RealClock{})
+	require.NoError(t, exp2.ConsumeTraces(ctx, named("new", 1)))
+	got2 := waitRequests(t, up, 2)
+	require.NoError(t, exp2.Shutdown(ctx))
+	stopStorage2()
+
+	var again, fresh *received
+	for i := range got2 {
+		if key(got2[i]) == key(got1[0]) {
+			again = &got2[i]
+		} else {
+			fresh = &got2[i]
+		}
+	}
+	require.NotNil(t, again, "the stored batch comes back under its key")
+	assert.True(t, bytes.Equal(got1[0].Body, again.Body), "with its bytes")
+	require.NotNil(t, fresh)
+	assert.Equal(t, []string{"new-0"}, spanNames(t, fresh.Body), "new data forms a batch of its own")
+}
+
+// A request without items is not a batch.
+func TestBatchIgnoresEmptyRequests(t *testing.T) {
+	srv := newBackend(t)
+	h := startTraces(t, batchConfig(srv.URL, 0, 0), retrytest.NewClock(start))
+	require.NoError(t, h.exp.ConsumeTraces(context.Background(), ptrace.NewTraces()))
+	require.NoError(t, h.exp.ConsumeTraces(context.Background(), named("x", 1)))
+	got := waitRequests(t, srv, 1)
+	assert.Equal(t, []string{"x-0"}, spanNames(t, got[0].Body))
+}

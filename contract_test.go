@@ -108,6 +108,46 @@ func TestContractConsume(t *testing.T) {
 	}
 }
 
+// The contract with sending_queue::batch on: a memory queue whose callers
+// wait for their data's final outcome (wait_for_result), so that the
+// contract counts settled numbers, and batches of one item. The contract's
+// receiver tells requests apart by their first item only, so a batch of
+// two of its requests would count as one; batches of one still go through
+// everything batching does (the batcher, formation from the request's
+// bytes, a key minted at formation, the outcome handed to the caller).
+func TestContractConsumeWithBatching(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		signal pipeline.Signal
+	}{
+		{"traces", pipeline.SignalTraces},
+		{"metrics", pipeline.SignalMetrics},
+		{"logs", pipeline.SignalLogs},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rcvCfg, endpoint := contractReceiverConfig(t)
+			cfg := contractExporterConfig(endpoint, EncodingProto)
+			q := newDefaultQueueConfig()
+			q.WaitForResult = true
+			b := newDefaultBatchConfig()
+			b.MinSize, b.MaxSize = 1, 1
+			q.Batch = configoptional.Some(b)
+			cfg.QueueConfig = configoptional.Some(q)
+			require.NoError(t, cfg.Validate())
+			require.True(t, cfg.batching())
+			exportertest.CheckConsumeContract(exportertest.CheckConsumeContractParams{
+				T:                    t,
+				NumberOfTestElements: 50,
+				Signal:               tt.signal,
+				ExporterFactory:      NewFactory(),
+				ExporterConfig:       cfg,
+				ReceiverFactory:      otlpreceiver.NewFactory(),
+				ReceiverConfig:       rcvCfg,
+			})
+		})
+	}
+}
+
 // By default a 500 is retryable (a 500 from a proxy is usually transient):
 // a backend answering 500 and then 200 gets the payload, once delivered,
 // as the same bytes under the same key.

@@ -53,6 +53,9 @@ receivers:
     protocols:
       http:
         endpoint: {{ .ReceiverEndpoint }}
+{{- if .IncludeMetadata }}
+        include_metadata: true
+{{- end }}
 
 {{- if not .NoBatchProcessor }}
 processors:
@@ -86,6 +89,14 @@ exporters:
       queue_size: {{ .QueueSize }}
 {{- if .Storage }}
       storage: file_storage
+{{- end }}
+{{- if .Batch }}
+      batch:
+{{ .Batch }}
+{{- end }}
+{{- if .RetryAfterJitter }}
+    retry_after:
+      jitter: {{ .RetryAfterJitter }}
 {{- end }}
 
 service:
@@ -136,6 +147,14 @@ type scenario struct {
 	// MaxInterval is backoff::max_interval (the longest outage probe
 	// interval); 0 leaves it unset.
 	MaxInterval time.Duration
+	// Batch is the YAML of sending_queue::batch, each line indented by 8
+	// spaces ("        {}" for its defaults); empty leaves batch out.
+	Batch string
+	// IncludeMetadata sets the receiver's include_metadata (client
+	// metadata, for sending_queue::batch::partition::metadata_keys).
+	IncludeMetadata bool
+	// RetryAfterJitter is retry_after::jitter; empty leaves it unset.
+	RetryAfterJitter string
 	// Serve, when set, is what the harness serves as the backend, on a
 	// port of its own, instead of starting Backend (whose Down and Up then
 	// do nothing to the exporter's endpoint): a handler that answers with

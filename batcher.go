@@ -335,7 +335,9 @@ func (b *batcher) sealLocked(ob *openBatch) *openBatch {
 }
 
 // flush forms ob and hands what it became to the queue. Its capacity is
-// given back once every batch it became is finished (push calls release).
+// given back, and its waiting callers answered (wait_for_result), once
+// every batch it became is finished (push calls finish); with a persistent
+// queue, the callers are answered once every batch is stored.
 func (b *batcher) flush(ob *openBatch) {
 	defer b.flushes.Done()
 	defer close(ob.done)
@@ -343,33 +345,46 @@ func (b *batcher) flush(ob *openBatch) {
 	if len(payloads) > 0 && b.cfg.Sizer == exporterhelper.RequestSizerTypeBytes {
 		b.learnRatio(payloads, ob.raw)
 	}
-	remaining := len(payloads)
 	var mu sync.Mutex
-	finished := func() {
+	remaining := len(payloads)
+	results := make([]error, 0, len(payloads)+1)
+	results = append(results, formErr)
+	finished := make(chan struct{})
+	if remaining == 0 {
+		close(finished)
+	}
+	done := func(err error) {
 		mu.Lock()
+		defer mu.Unlock()
+		results = append(results, err)
 		remaining--
-		last := remaining == 0
-		mu.Unlock()
-		if last {
+		if remaining == 0 {
 			b.release(ob.units)
+			close(finished)
 		}
 	}
 	if remaining == 0 {
 		b.release(ob.units)
 	}
-	errs := []error{formErr}
+	stored := []error{formErr}
 	for _, p := range payloads {
-		p.release = finished
-		ctx := ob.partition.context()
-		if err := b.offer(ctx, p); err != nil {
-			errs = append(errs, err)
+		p.done = done
+		if err := b.offer(ob.partition.context(), p); err != nil {
+			stored = append(stored, err)
 			if !b.wait && !errors.Is(err, errBatcherClosed) {
 				b.lost(p.items, err)
 			}
-			p.finish()
+			p.finish(err)
 		}
 	}
-	ob.err = errors.Join(errs...)
+	if !b.queue.WaitForResult {
+		ob.err = errors.Join(stored...)
+		return
+	}
+	<-finished
+	mu.Lock()
+	ob.err = errors.Join(results...)
+	mu.Unlock()
 }
 
 // learnRatio follows the compression ratio, so that batches sized in bytes

@@ -262,8 +262,7 @@ func TestBatchSameKeyAndBytesOnEveryAttempt(t *testing.T) {
 	srv := newBackend(t, reply(http.StatusServiceUnavailable), reply(http.StatusTooManyRequests, "Retry-After", "1"), reply(http.StatusOK))
 	cfg := batchConfig(srv.URL, 20, 0)
 	h := startTraces(t, cfg, retrytest.NewAutoClock(start))
-	require.NoError(t, h.exp.ConsumeTraces(context.Background(), named("a", 10)))
-	require.NoError(t, h.exp.ConsumeTraces(context.Background(), named("b", 10)))
+	require.NoError(t, h.exp.ConsumeTraces(context.Background(), named("a", 20)))
 	got := waitRequests(t, srv, 3)
 	for _, r := range got[1:] {
 		assert.Equal(t, key(got[0]), key(r), "same key on every attempt")
@@ -385,7 +384,8 @@ func tenantCtx(tenant string) context.Context {
 // With partition::metadata_keys, batches are formed per tenant and each
 // tenant has its own gate: tenant A, held by a 429 for a minute, does not
 // hold tenant B, whose batches keep flowing; A's data is sent once its
-// wait is over.
+// wait is over. Two consumers only: A's batches beyond the one at its gate
+// wait in A's line, off the consumers, or A would take both.
 func TestBatchTenantHeldByA429DoesNotHoldAnother(t *testing.T) {
 	var refuseA atomic.Bool
 	refuseA.Store(true)
@@ -394,6 +394,7 @@ func TestBatchTenantHeldByA429DoesNotHoldAnother(t *testing.T) {
 	t.Cleanup(srv.Close)
 	cfg := batchConfig(srv.URL, 10, 0)
 	batchOf(cfg).Partition.MetadataKeys = []string{"X-Scope-OrgID"}
+	cfg.QueueConfig.Get().NumConsumers = 2
 	clock := retrytest.NewClock(start)
 	h := startTracesWithID(t, cfg, clock)
 
@@ -405,6 +406,8 @@ func TestBatchTenantHeldByA429DoesNotHoldAnother(t *testing.T) {
 	}
 	// B's five batches arrive while A is held: the clock has not moved.
 	require.Eventually(t, func() bool { return countTenant(t, srv.got(), "b", http.StatusOK) == 5 }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return waitingPayloads(t, h) == 6 }, 10*time.Second, time.Millisecond,
+		"A's six batches wait: one at its gate, five in its line")
 	assert.Equal(t, 1, countTenant(t, srv.got(), "a", 0), "nothing of A's but its first request while held")
 	for _, r := range srv.got() {
 		names := spanNames(t, r.Body)

@@ -44,6 +44,7 @@ type baseExporter struct {
 	loops      *loops
 	gateBase   string     // the destination's gate key; partitions' keys derive from it
 	holds      *holdStore // the gates' holds across restarts (persistent queue); nil without
+	lines      *lines     // held partitions' batches off the consumers (partitions); nil without
 	tel        *telemetry
 	lazy       bool // the consumer may encode a batch (Config.lazyEncoding)
 }
@@ -116,6 +117,9 @@ func (e *baseExporter) start(ctx context.Context, host component.Host) error {
 	if e.holds, err = openHoldStore(ctx, host, e.cfg, e.set.ID, e.signal.name, e.set.Logger, e.clock.Now()); err != nil {
 		return err
 	}
+	if e.lines != nil {
+		e.lines.store = e.holds
+	}
 	if e.holds != nil {
 		e.loops.setAttach(func(partition string, gate *retry.Gate) func() {
 			key := partitionGateKey(e.gateBase, partition)
@@ -125,7 +129,7 @@ func (e *baseExporter) start(ctx context.Context, host component.Host) error {
 			return gate.Watch(func(h retry.Hold) { e.holds.put(key, h) })
 		})
 	}
-	return e.tel.registerGauges(e.loops)
+	return e.tel.registerGauges(e.loops, e.lines.waiting)
 }
 
 // stop ends every wait; it runs before exporterhelper's Shutdown, so that
@@ -209,9 +213,22 @@ func (e *baseExporter) push(ctx context.Context, r xexporterhelper.Request) erro
 		}
 		p.body, p.pending = body, nil
 	}
-	defer p.finish()
 	loop, done := e.loops.acquire(p.partition.key)
 	defer done()
+	if e.lines != nil && e.lines.park(p, loop.Gate()) {
+		return nil // in its partition's line, off the consumer (lines.go)
+	}
+	err := e.run(ctx, loop, p)
+	if e.lines != nil {
+		e.lines.sent(p)
+	}
+	p.finish(err)
+	return err
+}
+
+// run sends p through loop until it is delivered, dropped or interrupted,
+// and says which as push does.
+func (e *baseExporter) run(ctx context.Context, loop *retry.Loop, p *payload) error {
 	ctx, end := e.tel.startExport(ctx, p)
 	var firstAttempt time.Time
 	run := func() retry.Outcome {
@@ -248,6 +265,25 @@ func errOrUnknown(err error) error {
 		return errors.New("no further detail")
 	}
 	return err
+}
+
+// newLines returns the lines of held partitions (lines.go), nil without
+// partitions. offer puts a payload back into exporterhelper's queue.
+func (e *baseExporter) newLines(offer func(context.Context, *payload) error) *lines {
+	if !e.cfg.batching() || len(e.cfg.QueueConfig.Get().Batch.Get().Partition.MetadataKeys) == 0 {
+		return nil
+	}
+	q := e.cfg.QueueConfig.Get()
+	l := &lines{offer: offer, sizer: q.Sizer, m: map[string]*line{}}
+	if q.StorageID != nil {
+		l.limit = q.QueueSize
+	}
+	l.lost = func(p *payload) {
+		e.tel.lostAtShutdown(p.items)
+		p.finish(errors.New("lost at shutdown: its partition was held and the memory queue keeps nothing"))
+	}
+	e.lines = l
+	return l
 }
 
 // consumers is how many payloads can be in flight at once: the queue's

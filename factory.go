@@ -56,10 +56,11 @@ func newFactory(clock retry.Clock) exporter.Factory {
 			if err != nil {
 				return nil, err
 			}
-			door := e.newBatcher(func(ctx context.Context, p *payload) error {
+			offer := func(ctx context.Context, p *payload) error {
 				return exp.ConsumeTraces(withFormedPayload(ctx, p), ptrace.NewTraces())
-			})
-			return tracesExporter{Traces: exp, shutdownOnce: newShutdownOnce(e, door, exp.Shutdown), tel: e.tel, door: door}, nil
+			}
+			door, lines := e.newBatcher(offer), e.newLines(offer)
+			return tracesExporter{Traces: exp, shutdownOnce: newShutdownOnce(e, door, lines, exp.Shutdown), tel: e.tel, door: door, lines: lines}, nil
 		}, metadata.TracesStability),
 		exporter.WithMetrics(func(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Metrics, error) {
 			e, opts, err := build(set, cfg, metricsSignal, clock)
@@ -75,10 +76,11 @@ func newFactory(clock retry.Clock) exporter.Factory {
 			if err != nil {
 				return nil, err
 			}
-			door := e.newBatcher(func(ctx context.Context, p *payload) error {
+			offer := func(ctx context.Context, p *payload) error {
 				return exp.ConsumeMetrics(withFormedPayload(ctx, p), pmetric.NewMetrics())
-			})
-			return metricsExporter{Metrics: exp, shutdownOnce: newShutdownOnce(e, door, exp.Shutdown), tel: e.tel, door: door}, nil
+			}
+			door, lines := e.newBatcher(offer), e.newLines(offer)
+			return metricsExporter{Metrics: exp, shutdownOnce: newShutdownOnce(e, door, lines, exp.Shutdown), tel: e.tel, door: door, lines: lines}, nil
 		}, metadata.MetricsStability),
 		exporter.WithLogs(func(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Logs, error) {
 			e, opts, err := build(set, cfg, logsSignal, clock)
@@ -94,10 +96,11 @@ func newFactory(clock retry.Clock) exporter.Factory {
 			if err != nil {
 				return nil, err
 			}
-			door := e.newBatcher(func(ctx context.Context, p *payload) error {
+			offer := func(ctx context.Context, p *payload) error {
 				return exp.ConsumeLogs(withFormedPayload(ctx, p), plog.NewLogs())
-			})
-			return logsExporter{Logs: exp, shutdownOnce: newShutdownOnce(e, door, exp.Shutdown), tel: e.tel, door: door}, nil
+			}
+			door, lines := e.newBatcher(offer), e.newLines(offer)
+			return logsExporter{Logs: exp, shutdownOnce: newShutdownOnce(e, door, lines, exp.Shutdown), tel: e.tel, door: door, lines: lines}, nil
 		}, metadata.LogsStability),
 	)
 }
@@ -166,10 +169,13 @@ type shutdownOnce struct {
 	err   error
 }
 
-func newShutdownOnce(e *baseExporter, door *batcher, next func(context.Context) error) *shutdownOnce {
+func newShutdownOnce(e *baseExporter, door *batcher, l *lines, next func(context.Context) error) *shutdownOnce {
 	s := &shutdownOnce{stop: e.stop, next: next, flush: func() {}}
-	if door != nil {
-		s.flush = door.shutdown
+	s.flush = func() {
+		l.close()
+		if door != nil {
+			door.shutdown()
+		}
 	}
 	return s
 }
@@ -190,26 +196,59 @@ func (s *shutdownOnce) shutdown(ctx context.Context) error {
 type tracesExporter struct {
 	exporter.Traces
 	*shutdownOnce
-	tel  *telemetry // counts batches the full queue refuses (queuefull.go)
-	door *batcher   // forms batches as data enters (sending_queue::batch); nil without
+	tel   *telemetry // counts batches the full queue refuses (queuefull.go)
+	door  *batcher   // forms batches as data enters (sending_queue::batch); nil without
+	lines *lines     // held partitions' batches off the consumers; nil without
 }
 
 func (x tracesExporter) Shutdown(ctx context.Context) error { return x.shutdown(ctx) }
 
+// Start starts exporterhelper, then puts back into the queue the lines a
+// previous process kept on disk.
+func (x tracesExporter) Start(ctx context.Context, host component.Host) error {
+	if err := x.Traces.Start(ctx, host); err != nil {
+		return err
+	}
+	x.lines.restore()
+	return nil
+}
+
 type metricsExporter struct {
 	exporter.Metrics
 	*shutdownOnce
-	tel  *telemetry // counts batches the full queue refuses (queuefull.go)
-	door *batcher   // forms batches as data enters (sending_queue::batch); nil without
+	tel   *telemetry // counts batches the full queue refuses (queuefull.go)
+	door  *batcher   // forms batches as data enters (sending_queue::batch); nil without
+	lines *lines     // held partitions' batches off the consumers; nil without
 }
 
 func (x metricsExporter) Shutdown(ctx context.Context) error { return x.shutdown(ctx) }
 
+// Start starts exporterhelper, then puts back into the queue the lines a
+// previous process kept on disk.
+func (x metricsExporter) Start(ctx context.Context, host component.Host) error {
+	if err := x.Metrics.Start(ctx, host); err != nil {
+		return err
+	}
+	x.lines.restore()
+	return nil
+}
+
 type logsExporter struct {
 	exporter.Logs
 	*shutdownOnce
-	tel  *telemetry // counts batches the full queue refuses (queuefull.go)
-	door *batcher   // forms batches as data enters (sending_queue::batch); nil without
+	tel   *telemetry // counts batches the full queue refuses (queuefull.go)
+	door  *batcher   // forms batches as data enters (sending_queue::batch); nil without
+	lines *lines     // held partitions' batches off the consumers; nil without
 }
 
 func (x logsExporter) Shutdown(ctx context.Context) error { return x.shutdown(ctx) }
+
+// Start starts exporterhelper, then puts back into the queue the lines a
+// previous process kept on disk.
+func (x logsExporter) Start(ctx context.Context, host component.Host) error {
+	if err := x.Logs.Start(ctx, host); err != nil {
+		return err
+	}
+	x.lines.restore()
+	return nil
+}

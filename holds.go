@@ -56,6 +56,7 @@ type holdStore struct {
 	mu       sync.Mutex
 	holds    map[string]storedHold
 	versions map[string]uint64
+	parked   []string // keys of the batches in lines, nil until read
 	warned   bool
 }
 
@@ -148,9 +149,8 @@ func (s *holdStore) put(key string, h retry.Hold) {
 	if err == nil {
 		err = s.client.Set(context.Background(), holdsKey, data)
 	}
-	if err != nil && !s.warned {
-		s.warned = true
-		s.logger.Warn("Could not keep a gate's hold in the storage extension; a restart may not know about it", zap.Error(err))
+	if err != nil {
+		s.warnLocked(err)
 	}
 }
 
@@ -160,4 +160,99 @@ func (s *holdStore) close(ctx context.Context) error {
 		return nil
 	}
 	return s.client.Close(ctx)
+}
+
+// The lines of held partitions (lines.go) are kept next to the holds: each
+// batch as the persistent queue stores it (payloadEncoding), under its
+// key, and an index of the keys, since a storage client cannot list them.
+const (
+	parkedIndexKey  = "otlp_http_retry_parked"
+	parkedKeyPrefix = "otlp_http_retry_parked/"
+)
+
+// park writes p to disk; false if it could not.
+func (s *holdStore) park(p *payload) bool {
+	data, err := payloadEncoding{}.Marshal(context.Background(), p)
+	if err != nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keys := append(s.parkedKeysLocked(), p.key.String())
+	index, err := json.Marshal(keys)
+	if err == nil {
+		err = s.client.Batch(context.Background(),
+			storage.SetOperation(parkedKeyPrefix+p.key.String(), data),
+			storage.SetOperation(parkedIndexKey, index))
+	}
+	if err != nil {
+		s.warnLocked(err)
+		return false
+	}
+	s.parked = keys
+	return true
+}
+
+// unpark deletes p from disk, once it is back in the queue.
+func (s *holdStore) unpark(p *payload) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keys := s.parkedKeysLocked()
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if k != p.key.String() {
+			out = append(out, k)
+		}
+	}
+	index, err := json.Marshal(out)
+	if err == nil {
+		err = s.client.Batch(context.Background(),
+			storage.DeleteOperation(parkedKeyPrefix+p.key.String()),
+			storage.SetOperation(parkedIndexKey, index))
+	}
+	if err != nil {
+		s.warnLocked(err)
+		return
+	}
+	s.parked = out
+}
+
+// parkedPayloads reads the payloads kept in lines by a previous process.
+func (s *holdStore) parkedPayloads() []*payload {
+	s.mu.Lock()
+	keys := s.parkedKeysLocked()
+	s.mu.Unlock()
+	var out []*payload
+	for _, k := range keys {
+		data, err := s.client.Get(context.Background(), parkedKeyPrefix+k)
+		if err != nil || data == nil {
+			continue
+		}
+		_, r, err := payloadEncoding{}.Unmarshal(data)
+		if err != nil {
+			continue
+		}
+		out = append(out, r.(*payload))
+	}
+	return out
+}
+
+// parkedKeysLocked is the index, read from disk the first time.
+func (s *holdStore) parkedKeysLocked() []string {
+	if s.parked != nil {
+		return s.parked
+	}
+	s.parked = []string{}
+	data, err := s.client.Get(context.Background(), parkedIndexKey)
+	if err == nil && len(data) > 0 {
+		_ = json.Unmarshal(data, &s.parked)
+	}
+	return s.parked
+}
+
+func (s *holdStore) warnLocked(err error) {
+	if !s.warned {
+		s.warned = true
+		s.logger.Warn("Could not keep a gate's hold or a held partition's batch in the storage extension; a restart may not know about it", zap.Error(err))
+	}
 }

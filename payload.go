@@ -33,17 +33,18 @@ type payload struct {
 	// partition is the batch's partition (sending_queue::batch::partition):
 	// its gate and pacer, and the metadata it is sent with. Stored with it.
 	partition partition
-	// release gives the batcher back the queue capacity the batch's data
-	// held, once it is finished (memory queue with batching); nil otherwise.
-	release     func()
-	releaseOnce sync.Once
+	// done tells the batcher the batch is finished with (delivered,
+	// dropped or interrupted: err says which), so that it gives back the
+	// queue capacity the batch's data held and answers the callers that
+	// wait for it; nil outside the batcher.
+	done     func(err error)
+	doneOnce sync.Once
 }
 
-// finish tells the batcher the payload is finished with: delivered,
-// dropped or interrupted. It runs once.
-func (p *payload) finish() {
-	if p.release != nil {
-		p.releaseOnce.Do(p.release)
+// finish tells the batcher the payload is finished with. It runs once.
+func (p *payload) finish(err error) {
+	if p.done != nil {
+		p.doneOnce.Do(func() { p.done(err) })
 	}
 }
 

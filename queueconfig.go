@@ -182,7 +182,8 @@ func (cfg *Config) batching() bool {
 }
 
 // helperQueue is the queue exporterhelper runs. It never batches: with
-// sending_queue::batch, batches are formed before it. A memory queue then
+// sending_queue::batch, batches are formed before it, and the batcher
+// answers the callers that wait for their data (wait_for_result). A memory queue then
 // gets its capacity enforced as data enters (the batcher counts what it
 // holds, formed or not, in the user's unit), so exporterhelper's own limit
 // only ever waits, briefly, for a consumer that finished but has not yet
@@ -197,8 +198,14 @@ func (q QueueConfig) helperQueue(batching bool) exporterhelper.QueueBatchConfig 
 	h.StorageID = q.StorageID
 	h.NumConsumers = q.NumConsumers
 	h.Batch = configoptional.None[exporterhelper.BatchConfig]()
-	if batching && q.StorageID == nil {
-		h.BlockOnOverflow = true
+	if batching {
+		// The batcher answers the callers that wait for their data's
+		// outcome (a batch holds many callers' data, and a held
+		// partition's batch may leave a consumer before its outcome).
+		h.WaitForResult = false
+		if q.StorageID == nil {
+			h.BlockOnOverflow = true
+		}
 	}
 	return h
 }

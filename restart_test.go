@@ -6,7 +6,9 @@ package otlphttpretry
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -222,4 +224,75 @@ func TestBatchIgnoresEmptyRequests(t *testing.T) {
 	require.NoError(t, h.exp.ConsumeTraces(context.Background(), named("x", 1)))
 	got := waitRequests(t, srv, 1)
 	assert.Equal(t, []string{"x-0"}, spanNames(t, got[0].Body))
+}
+
+// A held tenant's batches that wait in its line (off the consumers) are
+// kept on disk with a persistent queue: a restart sends them, with the
+// batch that waited at the gate, once the kept hold ends, each once. One
+// consumer: tenant B's batch passes while A is held only because A's
+// batches leave the consumer for A's line.
+func TestHeldPartitionsLineKeptAcrossRestart(t *testing.T) {
+	defer goleak.VerifyNone(t, append(persistLeakOptions, goleak.IgnoreCurrent())...)
+	dir := t.TempDir()
+	ctx := context.Background()
+	clock := retrytest.NewClock(start)
+	var refuseA atomic.Bool
+	refuseA.Store(true)
+	srv := &backend{}
+	srv.Server = httptest.NewServer(tenantHandler(srv, &refuseA))
+	defer srv.Close()
+	partitioned := func() *Config {
+		cfg := persistConfig(srv.URL)
+		b := newDefaultBatchConfig()
+		b.MinSize = 10
+		b.Partition.MetadataKeys = []string{"X-Scope-OrgID"}
+		cfg.QueueConfig.Get().Batch = configoptional.Some(b)
+		return cfg
+	}
+
+	host1, stopStorage1 := startFileStorage(t, dir)
+	first := startPersistExporterLogged(t, host1, partitioned(), clock)
+	require.NoError(t, first.exp.ConsumeTraces(tenantCtx("a"), named("a1", 10)))
+	waitForWait(t, clock, time.Minute, "A's first batch waits out its Retry-After at the gate")
+	for i := 2; i <= 4; i++ {
+		require.NoError(t, first.exp.ConsumeTraces(tenantCtx("a"), named(fmt.Sprintf("a%d", i), 10)))
+	}
+	require.NoError(t, first.exp.ConsumeTraces(tenantCtx("b"), named("b1", 10)))
+	require.Eventually(t, func() bool { return countTenant(t, srv.got(), "b", http.StatusOK) == 1 }, 10*time.Second, time.Millisecond,
+		"B's batch passes the one consumer while A is held")
+	require.NoError(t, first.exp.Shutdown(ctx))
+	stopStorage1()
+	require.Equal(t, 1, countTenant(t, srv.got(), "a", 0), "A sent nothing but its first batch")
+
+	refuseA.Store(false)
+	host2, stopStorage2 := startFileStorage(t, dir)
+	second := startPersistExporterLogged(t, host2, partitioned(), clock)
+	require.Eventually(t, func() bool {
+		clock.Advance(time.Second) // through the kept hold, and the slow start after it
+		return countTenant(t, srv.got(), "a", http.StatusOK) == 4
+	}, 20*time.Second, time.Millisecond, "A's four batches, after the restart")
+	deliverTenantMarker(t, second.exp, srv)
+	require.NoError(t, second.exp.Shutdown(ctx))
+	stopStorage2()
+	seen := map[string]int{}
+	for _, r := range srv.got() {
+		if r.Header.Get("X-Test-Status") == "200" {
+			for _, n := range spanNames(t, r.Body) {
+				seen[n]++
+			}
+		}
+	}
+	for i := 1; i <= 4; i++ {
+		assert.Equal(t, 1, seen[fmt.Sprintf("a%d-0", i)], "batch a%d delivered once", i)
+	}
+	assert.Equal(t, 1, countTenant(t, srv.got(), "a", http.StatusTooManyRequests), "one 429: the restart kept the hold")
+}
+
+// deliverTenantMarker sends tenant B a marker and waits for it: whatever
+// the exporter had to send before is sent.
+func deliverTenantMarker(t *testing.T, exp exporter.Traces, b *backend) {
+	t.Helper()
+	before := countTenant(t, b.got(), "b", http.StatusOK)
+	require.NoError(t, exp.ConsumeTraces(tenantCtx("b"), named("bmarker", 10)))
+	require.Eventually(t, func() bool { return countTenant(t, b.got(), "b", http.StatusOK) > before }, 10*time.Second, time.Millisecond)
 }

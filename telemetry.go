@@ -80,7 +80,7 @@ func newTelemetry(set exporter.Settings, dataType, endpoint string, persistent, 
 // Without partitions there is one gate and each gauge reads it alone; with
 // them, rates add up, held and throttled count the partitions holding, the
 // remaining hold is the longest and the remaining quota the smallest.
-func (t *telemetry) registerGauges(l *loops) error {
+func (t *telemetry) registerGauges(l *loops, parked func() int64) error {
 	opt := metric.WithAttributeSet(t.attrs)
 	if err := t.tb.RegisterOtlpHTTPRetryPacingRateCallback(func(_ context.Context, o metric.Float64Observer) error {
 		var rate float64
@@ -153,7 +153,7 @@ func (t *telemetry) registerGauges(l *loops) error {
 		return err
 	}
 	return t.tb.RegisterOtlpHTTPRetryWaitingPayloadsCallback(func(_ context.Context, o metric.Int64Observer) error {
-		o.Observe(l.waiting(), opt)
+		o.Observe(l.waiting()+parked(), opt)
 		return nil
 	})
 }
@@ -280,6 +280,13 @@ func (t *telemetry) holdStarted(e retry.Event) {
 			"the backend at %s answered 401 Unauthorized: fix the credentials (headers or auth) of this exporter; holding all payloads and probing every %s",
 			t.endpoint, e.Delay)))
 	}
+}
+
+// lostAtShutdown counts a payload a memory queue loses at shutdown.
+func (t *telemetry) lostAtShutdown(items int) {
+	t.dropped(context.Background(), items, dropShutdown)
+	t.lostPayloads.Add(1)
+	t.lostItems.Add(int64(items))
 }
 
 // holdRestored logs a hold kept from before the restart, once, and reports

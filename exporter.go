@@ -215,20 +215,38 @@ func (e *baseExporter) push(ctx context.Context, r xexporterhelper.Request) erro
 	}
 	loop, done := e.loops.acquire(p.partition.key)
 	defer done()
-	if e.lines != nil && e.lines.park(p, loop.Gate()) {
-		return nil // in its partition's line, off the consumer (lines.go)
+	if e.lines == nil {
+		err, _ := e.run(ctx, loop, p)
+		p.finish(err)
+		return err
 	}
-	err := e.run(ctx, loop, p)
-	if e.lines != nil {
-		e.lines.sent(p)
+	// A batch of a held partition waits in its partition's line, off the
+	// consumer (lines.go).
+	err, yielded := e.run(retry.WithYield(ctx, e.lines.yield(p)), loop, p)
+	if yielded {
+		if e.lines.park(p) {
+			return nil
+		}
+		err, _ = e.run(ctx, loop, p)
 	}
 	p.finish(err)
 	return err
 }
 
+// runParked sends a payload of a line (lines.go) from the line's goroutine,
+// and finishes it; false when the shutdown interrupted it.
+func (e *baseExporter) runParked(p *payload) bool {
+	loop, done := e.loops.acquire(p.partition.key)
+	defer done()
+	err, _ := e.run(p.partition.context(), loop, p)
+	p.finish(err)
+	return err == nil || consumererror.IsPermanent(err)
+}
+
 // run sends p through loop until it is delivered, dropped or interrupted,
-// and says which as push does.
-func (e *baseExporter) run(ctx context.Context, loop *retry.Loop, p *payload) error {
+// and says which as push does; yielded when it left the loop for its
+// partition's line (retry.ErrYielded), having done nothing.
+func (e *baseExporter) run(ctx context.Context, loop *retry.Loop, p *payload) (err error, yielded bool) {
 	ctx, end := e.tel.startExport(ctx, p)
 	var firstAttempt time.Time
 	run := func() retry.Outcome {
@@ -240,6 +258,10 @@ func (e *baseExporter) run(ctx context.Context, loop *retry.Loop, p *payload) er
 		})
 	}
 	out := run()
+	if out.Kind == retry.Interrupted && errors.Is(out.Err, retry.ErrYielded) {
+		end(out, firstAttempt)
+		return nil, true
+	}
 	if out.Kind == retry.Interrupted && out.Shutdown && !e.tel.persistent {
 		// A memory queue keeps nothing: a payload the shutdown found
 		// waiting (for its paced slot, a backoff) gets the one attempt a
@@ -252,12 +274,12 @@ func (e *baseExporter) run(ctx context.Context, loop *retry.Loop, p *payload) er
 
 	switch out.Kind {
 	case retry.Delivered:
-		return nil
+		return nil, false
 	case retry.Dropped:
 		return consumererror.NewPermanent(fmt.Errorf("dropped %d %s items after %d attempts (%v): %w",
-			p.items, e.signal.name, out.Attempts, out.Reason, errOrUnknown(out.Err)))
+			p.items, e.signal.name, out.Attempts, out.Reason, errOrUnknown(out.Err))), false
 	}
-	return fmt.Errorf("export of %d %s items interrupted after %d attempts: %w", p.items, e.signal.name, out.Attempts, errOrUnknown(out.Err))
+	return fmt.Errorf("export of %d %s items interrupted after %d attempts: %w", p.items, e.signal.name, out.Attempts, errOrUnknown(out.Err)), false
 }
 
 func errOrUnknown(err error) error {
@@ -274,13 +296,14 @@ func (e *baseExporter) newLines(offer func(context.Context, *payload) error) *li
 		return nil
 	}
 	q := e.cfg.QueueConfig.Get()
-	l := &lines{offer: offer, sizer: q.Sizer, m: map[string]*line{}}
+	l := &lines{offer: offer, run: e.runParked, sizer: q.Sizer, m: map[string]*line{},
+		gate: func(partition string) *retry.Gate { return e.loops.get(partition).Gate() }}
 	if q.StorageID != nil {
 		l.limit = q.QueueSize
 	}
 	l.lost = func(p *payload) {
 		e.tel.lostAtShutdown(p.items)
-		p.finish(errors.New("lost at shutdown: its partition was held and the memory queue keeps nothing"))
+		p.finish(errLostAtShutdown)
 	}
 	e.lines = l
 	return l

@@ -5,6 +5,7 @@ package otlphttpretry // import "github.com/otlphttpretry/otlphttpretry"
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
@@ -13,21 +14,27 @@ import (
 )
 
 // A payload that waits at a held gate waits on a queue consumer, and the
-// consumers are shared by every partition: a tenant held by a 429 long
-// enough would take them all, and hold every other tenant with it. So,
-// with sending_queue::batch::partition, a held partition keeps one batch at
-// its gate, on one consumer (it goes first, as the probe, when the hold
-// ends), and its other batches wait in the partition's line, off the
-// consumers. When the batches of the partition that were at the gate have
-// their outcome, the line goes back into the queue, in order. A batch in a line keeps its key and its bytes; with a
-// persistent queue it is written to the queue's storage extension before
-// the queue lets it go (parkedStore), and a restart puts it back in the
-// queue.
+// consumers are shared by every partition: a tenant held by a 429 for long
+// would take them all, and hold every other tenant with it. So, with
+// sending_queue::batch::partition, no batch waits for a held partition on
+// a consumer: a batch that would (on arrival, or after its attempt was
+// refused) leaves its consumer for its partition's line (retry.WithYield).
+// One goroutine per held partition, not a consumer, takes the line's first
+// batch to the gate, where it goes first when the hold ends, as the probe;
+// once the gate opens, the rest of the line goes back into the queue, in
+// order. A batch in a line keeps its key and its bytes; with a persistent
+// queue it is written to the queue's storage extension before the queue
+// lets it go (holdStore.park), and a restart puts it back in the queue.
 
 // lines are the lines of an exporter's held partitions.
 type lines struct {
 	// offer puts a payload back into exporterhelper's queue.
 	offer func(context.Context, *payload) error
+	// run sends a payload through its partition's loop without yielding,
+	// as push would, and finishes it; false when shutdown interrupted it.
+	run func(*payload) bool
+	// gate is a partition's gate.
+	gate func(partition string) *retry.Gate
 	// store keeps the lines on disk (persistent queue); nil in memory.
 	store *holdStore
 	// limit bounds what the lines hold, in sending_queue::sizer's unit
@@ -47,8 +54,7 @@ type lines struct {
 }
 
 type line struct {
-	running int        // the partition's batches on consumers (at the gate, or sending)
-	parked  []*payload // the others, in order
+	parked []*payload // in order; the first goes to the gate
 }
 
 func (l *lines) size(p *payload) int64 {
@@ -61,22 +67,31 @@ func (l *lines) size(p *payload) int64 {
 	return 1
 }
 
-// park takes p off its consumer when its partition's gate holds and a
-// batch of the partition is on a consumer already (it will be the probe),
-// and reports whether it did. Otherwise p runs, counted on its partition.
-func (l *lines) park(p *payload, gate *retry.Gate) bool {
-	reason, _ := gate.State()
+// yield is the retry.WithYield function of p's runs on consumers: p may
+// leave for its line (while the lines take more).
+func (l *lines) yield(p *payload) func() bool {
+	return func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return !l.closed && (l.limit <= 0 || l.held+l.size(p) <= l.limit)
+	}
+}
+
+// park puts p in its partition's line, starting the line's goroutine; it
+// reports false when p could not be kept (shutting down, the lines full,
+// the disk refusing it): p then runs on its consumer.
+func (l *lines) park(p *payload) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.closed || (l.limit > 0 && l.held+l.size(p) > l.limit) || (l.store != nil && !l.store.park(p)) {
+		return false
+	}
 	ln := l.m[p.partition.key]
 	if ln == nil {
 		ln = &line{}
 		l.m[p.partition.key] = ln
-	}
-	if reason == retry.HoldNone || ln.running == 0 || l.closed || (l.limit > 0 && l.held+l.size(p) > l.limit) ||
-		(l.store != nil && !l.store.park(p)) {
-		ln.running++
-		return false
+		l.wg.Add(1)
+		go l.serve(p.partition.key, ln)
 	}
 	ln.parked = append(ln.parked, p)
 	l.held += l.size(p)
@@ -84,66 +99,79 @@ func (l *lines) park(p *payload, gate *retry.Gate) bool {
 	return true
 }
 
-// sent tells the lines that p's push has ended; when no batch of its
-// partition is left on a consumer, the partition's line goes back into
-// the queue (its first batch then goes to the gate, the others park again
-// if it still holds).
-func (l *lines) sent(p *payload) {
-	l.mu.Lock()
-	ln := l.m[p.partition.key]
-	if ln == nil {
-		l.mu.Unlock()
-		return
-	}
-	ln.running--
-	if ln.running > 0 {
-		l.mu.Unlock()
-		return
-	}
-	parked := ln.parked
-	delete(l.m, p.partition.key)
-	if len(parked) == 0 {
-		l.mu.Unlock()
-		return
-	}
-	if l.closed {
-		// Shutting down: a memory queue loses its lines (as it loses what
-		// waits at a held gate); a persistent one has them on disk.
-		for _, q := range parked {
-			l.held -= l.size(q)
-			l.count--
-			if l.store == nil {
-				l.lost(q)
+// serve takes the line's first batch to the gate, and again after each
+// outcome while the gate holds; once it is open, it puts the rest back into
+// the queue, in order.
+func (l *lines) serve(key string, ln *line) {
+	defer l.wg.Done()
+	gate := l.gate(key)
+	for {
+		l.mu.Lock()
+		if len(ln.parked) == 0 {
+			delete(l.m, key)
+			l.mu.Unlock()
+			return
+		}
+		if reason, _ := gate.State(); reason == retry.HoldNone || l.closed {
+			rest := ln.parked
+			ln.parked = nil
+			delete(l.m, key)
+			l.mu.Unlock()
+			for _, q := range rest {
+				l.requeue(q)
 			}
+			return
 		}
+		first := ln.parked[0]
 		l.mu.Unlock()
-		return
-	}
-	l.wg.Add(1)
-	l.mu.Unlock()
-	go func() {
-		defer l.wg.Done()
-		for _, q := range parked {
-			l.requeue(q)
+		finished := l.run(first)
+		l.mu.Lock()
+		ln.parked = ln.parked[1:]
+		l.held -= l.size(first)
+		l.count--
+		l.mu.Unlock()
+		if l.store != nil && finished {
+			l.store.unpark(first)
 		}
-	}()
+		if !finished {
+			// Shutdown: the rest stays where it is kept.
+			l.mu.Lock()
+			rest := ln.parked
+			ln.parked = nil
+			delete(l.m, key)
+			l.mu.Unlock()
+			for _, q := range rest {
+				l.dropOnShutdown(q)
+			}
+			return
+		}
+	}
 }
 
-// requeue puts q back into the queue and out of its line.
+// requeue puts q back into the queue and out of its line; shutting down,
+// it stays on disk (persistent queue) or is lost (memory queue).
 func (l *lines) requeue(q *payload) {
-	err := l.offer(q.partition.context(), q)
 	l.mu.Lock()
+	closed := l.closed
 	l.held -= l.size(q)
 	l.count--
 	l.mu.Unlock()
-	if err != nil {
-		if l.store == nil {
-			l.lost(q)
-		}
-		return // on disk, for the next start
+	if closed {
+		l.dropOnShutdown(q)
+		return
+	}
+	if err := l.offer(q.partition.context(), q); err != nil {
+		l.dropOnShutdown(q)
+		return
 	}
 	if l.store != nil {
 		l.store.unpark(q)
+	}
+}
+
+func (l *lines) dropOnShutdown(q *payload) {
+	if l.store == nil {
+		l.lost(q)
 	}
 }
 
@@ -157,7 +185,8 @@ func (l *lines) waiting() int64 {
 	return l.count
 }
 
-// close stops the lines going back into the queue (shutdown).
+// close stops the lines (shutdown, after the loops stopped): the batches
+// at the gates end interrupted, the lines stay on disk or are lost.
 func (l *lines) close() {
 	if l == nil {
 		return
@@ -182,3 +211,6 @@ func (l *lines) restore() {
 		l.requeue(p)
 	}
 }
+
+// errLostAtShutdown finishes a payload a memory queue's line held at shutdown.
+var errLostAtShutdown = errors.New("lost at shutdown: its partition was held, and the memory queue keeps nothing")

@@ -5,6 +5,7 @@ package otlphttpretry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -207,6 +208,12 @@ func (t *telemetry) startExport(ctx context.Context, p *payload) (context.Contex
 		attribute.String("idempotency_key.masked", masked),
 	))
 	return ctx, func(out retry.Outcome, firstAttempt time.Time) {
+		if out.Kind == retry.Interrupted && errors.Is(out.Err, retry.ErrYielded) {
+			// Not an outcome: the payload waits in its partition's line.
+			span.AddEvent("waits off its consumer while its partition is held")
+			span.End()
+			return
+		}
 		final := attribute.String("final_outcome", out.Kind.String())
 		if !firstAttempt.IsZero() {
 			t.tb.OtlpHTTPRetryExportDurationSeconds.Record(ctx, since(t.clock, firstAttempt), t.with(final))

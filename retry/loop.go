@@ -133,6 +133,21 @@ func (l *Loop) afterStop(ctx context.Context, attempts int, last Response) Outco
 	return l.interrupted(ctx, attempts, last, fmt.Errorf("exporter shutting down: %w", last.Err))
 }
 
+// ErrYielded is the error of a run that left the loop instead of waiting
+// at a held gate, because its caller's yield function said so (WithYield).
+var ErrYielded = errors.New("left to wait for the held destination off its consumer")
+
+type yieldKey struct{}
+
+// WithYield returns ctx for a run that, about to wait at a held gate, asks
+// yield whether to leave the loop instead: on true the run ends at once,
+// Interrupted with ErrYielded, having waited for nothing. A caller with a
+// bounded pool of senders (a queue's consumers shared by many
+// destinations) uses it to wait for a held destination elsewhere.
+func WithYield(ctx context.Context, yield func() bool) context.Context {
+	return context.WithValue(ctx, yieldKey{}, yield)
+}
+
 // errRepass: the gate began to hold, or a refusal voided the slot, while
 // the payload waited for its paced slot; it goes back to the gate.
 var errRepass = errors.New("the gate holds again or the pace changed: pass it again")
@@ -141,6 +156,11 @@ var errRepass = errors.New("the gate holds again or the pace changed: pass it ag
 // then for the slot the pacer gives it. It returns how many requests are
 // in flight with this one, itself included (0 without a pacer).
 func (l *Loop) acquire(ctx context.Context, s *payloadState, items int) (Pass, int, error) {
+	if yield, ok := ctx.Value(yieldKey{}).(func() bool); ok {
+		if reason, _ := l.gate.State(); reason != HoldNone && yield() {
+			return Pass{}, 0, ErrYielded
+		}
+	}
 	blocked := false
 	pass, err := l.gate.Acquire(ctx, func(reason HoldReason, now time.Time) time.Time {
 		dl, _ := l.policy.gateDeadline(s, reason, now)

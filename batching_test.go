@@ -465,7 +465,7 @@ func isTenant(body []byte, tenant string) bool {
 }
 
 // countTenant counts requests of tenant answered status (0: any).
-func countTenant(t *testing.T, got []received, tenant string, status int) int {
+func countTenant(_ *testing.T, got []received, tenant string, status int) int {
 	n := 0
 	for _, r := range got {
 		if isTenant(r.Body, tenant) && (status == 0 || r.Header.Get("X-Test-Status") == fmt.Sprint(status)) {

@@ -216,18 +216,18 @@ func (e *baseExporter) push(ctx context.Context, r xexporterhelper.Request) erro
 	loop, done := e.loops.acquire(p.partition.key)
 	defer done()
 	if e.lines == nil {
-		err, _ := e.run(ctx, loop, p)
+		_, err := e.run(ctx, loop, p)
 		p.finish(err)
 		return err
 	}
 	// A batch of a held partition waits in its partition's line, off the
 	// consumer (lines.go).
-	err, yielded := e.run(retry.WithYield(ctx, e.lines.yield(p)), loop, p)
+	yielded, err := e.run(retry.WithYield(ctx, e.lines.yield(p)), loop, p)
 	if yielded {
 		if e.lines.park(p) {
 			return nil
 		}
-		err, _ = e.run(ctx, loop, p)
+		_, err = e.run(ctx, loop, p)
 	}
 	p.finish(err)
 	return err
@@ -238,7 +238,7 @@ func (e *baseExporter) push(ctx context.Context, r xexporterhelper.Request) erro
 func (e *baseExporter) runParked(p *payload) bool {
 	loop, done := e.loops.acquire(p.partition.key)
 	defer done()
-	err, _ := e.run(p.partition.context(), loop, p)
+	_, err := e.run(p.partition.context(), loop, p)
 	p.finish(err)
 	return err == nil || consumererror.IsPermanent(err)
 }
@@ -246,7 +246,7 @@ func (e *baseExporter) runParked(p *payload) bool {
 // run sends p through loop until it is delivered, dropped or interrupted,
 // and says which as push does; yielded when it left the loop for its
 // partition's line (retry.ErrYielded), having done nothing.
-func (e *baseExporter) run(ctx context.Context, loop *retry.Loop, p *payload) (err error, yielded bool) {
+func (e *baseExporter) run(ctx context.Context, loop *retry.Loop, p *payload) (yielded bool, err error) {
 	ctx, end := e.tel.startExport(ctx, p)
 	var firstAttempt time.Time
 	run := func() retry.Outcome {
@@ -260,7 +260,7 @@ func (e *baseExporter) run(ctx context.Context, loop *retry.Loop, p *payload) (e
 	out := run()
 	if out.Kind == retry.Interrupted && errors.Is(out.Err, retry.ErrYielded) {
 		end(out, firstAttempt)
-		return nil, true
+		return true, nil
 	}
 	if out.Kind == retry.Interrupted && out.Shutdown && !e.tel.persistent {
 		// A memory queue keeps nothing: a payload the shutdown found
@@ -274,12 +274,12 @@ func (e *baseExporter) run(ctx context.Context, loop *retry.Loop, p *payload) (e
 
 	switch out.Kind {
 	case retry.Delivered:
-		return nil, false
+		return false, nil
 	case retry.Dropped:
-		return consumererror.NewPermanent(fmt.Errorf("dropped %d %s items after %d attempts (%v): %w",
-			p.items, e.signal.name, out.Attempts, out.Reason, errOrUnknown(out.Err))), false
+		return false, consumererror.NewPermanent(fmt.Errorf("dropped %d %s items after %d attempts (%v): %w",
+			p.items, e.signal.name, out.Attempts, out.Reason, errOrUnknown(out.Err)))
 	}
-	return fmt.Errorf("export of %d %s items interrupted after %d attempts: %w", p.items, e.signal.name, out.Attempts, errOrUnknown(out.Err)), false
+	return false, fmt.Errorf("export of %d %s items interrupted after %d attempts: %w", p.items, e.signal.name, out.Attempts, errOrUnknown(out.Err))
 }
 
 func errOrUnknown(err error) error {

@@ -123,12 +123,13 @@ func (l *lines) serve(key string, ln *line) {
 			return
 		}
 		first := ln.parked[0]
+		// At the gate, the loop counts it as waiting: the line does not.
+		l.count--
 		l.mu.Unlock()
 		finished := l.run(first)
 		l.mu.Lock()
 		ln.parked = ln.parked[1:]
 		l.held -= l.size(first)
-		l.count--
 		l.mu.Unlock()
 		if l.store != nil && finished {
 			l.store.unpark(first)

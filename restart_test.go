@@ -144,7 +144,7 @@ func TestHoldKeptAcrossRestartWithFileStorage(t *testing.T) {
 	// The hold ended with the accepted probe: a third process finds none.
 	host3, stopStorage3 := startFileStorage(t, dir)
 	third := startPersistExporterLogged(t, host3, persistConfig(srv.URL), clock)
-	deliverMarker(t, third.exp, srv, "marker")
+	deliverMarker(t, third.exp, srv, "third-marker")
 	require.NoError(t, third.exp.Shutdown(ctx))
 	stopStorage3()
 	assert.Empty(t, third.logs.FilterMessageSnippet("Holding, as before the restart").All())

@@ -17,13 +17,16 @@
 //     NewDefaultBackoffConfig, NewDefaultRetryAfterConfig,
 //     NewDefaultUnauthorizedConfig, NewDefaultOutageConfig,
 //     NewDefaultPacingConfig); status overrides map a code to an Action.
+//
 //   - Run: NewLoop and Loop (RunItems, Stop, Waiting, Gate, Pacer), with a
 //     SendFunc that returns a Response for each attempt (ConfigError for one
 //     that cannot leave the process), and an Outcome (OutcomeKind,
 //     DropReason) for each payload.
+//
 //   - Share a destination: Gates (Get) holds one Gate (open, holding,
 //     probing; its State says why and for how long) and one Pacer (Rate,
 //     Ceiling, Quota) per destination; HoldReason says why a gate holds.
+//
 //   - Watch: an Observer gets each Event (EventKind): the attempt's Decision
 //     (Next, Path, DelaySource), the RetryAfter it parsed (Usable, ParseResult,
 //     Reference), the RateLimit it read (Binding, RateLimitPolicy,
@@ -31,11 +34,24 @@
 //     that began or ended. QuotaHoldBound bounds how long RateLimit headers
 //     alone may hold requests back. AttributeValues names every value of
 //     these enumerations as the exporter's metrics record them.
+//
 //   - Classify: ClassifyStatus, ClassifyError (with the Reason… constants
 //     of errors without a response); ParseRateLimit reads RateLimit headers.
+//
 //   - Time: Clock and RealClock (Now, After; retrytest has a fake).
 //
-// Still exported because gate.go is being changed elsewhere, to be made the
-// package's own next: NewGate, Pass, Transition, ErrGateDeadline, and
-// Gate's Acquire and Report (which the loop calls).
+//   - Remember and partition: Gates' GetWith runs a function on each gate
+//     it makes; a Gate's ProbeFirst makes a fresh gate's first sender go
+//     alone (a new process sends one request before the rest), Snapshot and
+//     Watch give its Hold (reason, end, failures, Version) and Restore puts
+//     a kept one back after a restart. WithYield lets a run leave the loop
+//     instead of waiting at a held gate (its outcome then carries
+//     ErrYielded), so that a sender with a bounded pool of workers shared
+//     by many partitions waits for a held one elsewhere.
+//
+//   - Pass a gate by hand (what Loop does; for a sender that runs its own
+//     loop on a shared gate and for tests): NewGate, Gate's Acquire, which
+//     gives a Pass (ErrGateDeadline when the payload's deadline comes
+//     first), and Report, which says what an answer did to the gate as a
+//     Transition.
 package retry // import "github.com/otlphttpretry/otlphttpretry/retry"

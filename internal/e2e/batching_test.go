@@ -25,7 +25,7 @@ import (
 	"github.com/otlphttpretry/otlphttpretry/internal/demobackend"
 )
 
-// tenantLoad posts requests of Spans spans to a collector's receiver, Rate
+// tenantLoad posts requests of Spans (10) spans to a collector's receiver, Rate
 // requests a second, each under the X-Scope-OrgID header Tenant (when set),
 // as an OTLP SDK does: a request the receiver does not answer 200 (or a
 // connection refused while the collector restarts) is posted again, the
@@ -46,9 +46,9 @@ type tenantLoad struct {
 	attempts int
 }
 
-func newTenantLoad(t *testing.T, tenant string, tag byte, spans int, rate float64) *tenantLoad {
+func newTenantLoad(t *testing.T, tenant string, tag byte, rate float64) *tenantLoad {
 	t.Helper()
-	l := &tenantLoad{Tenant: tenant, Spans: spans, Rate: rate, tag: tag, resent: map[string]bool{}}
+	l := &tenantLoad{Tenant: tenant, Spans: 10, Rate: rate, tag: tag, resent: map[string]bool{}}
 	if _, err := rand.Read(l.run[:]); err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func (l *tenantLoad) request(n uint32) ([]byte, []string) {
 	for i := range l.Spans {
 		var spanID pcommon.SpanID
 		binary.BigEndian.PutUint32(spanID[:4], n)
-		binary.BigEndian.PutUint32(spanID[4:], uint32(i)+1) //nolint:gosec // G115: i < Spans, small
+		binary.BigEndian.PutUint32(spanID[4:], uint32(i)+1)
 		s := ss.Spans().AppendEmpty()
 		s.SetTraceID(traceID)
 		s.SetSpanID(spanID)
@@ -160,7 +160,7 @@ type identity struct {
 	// before its answer was lost: two requests, two keys, the client's
 	// doing); Unexplained the rest (must be 0).
 	Repeated, SameKey, ClientResent, Unexplained int
-	Examples                                      []string
+	Examples                                     []string
 }
 
 func checkIdentity(recs []demobackend.Record, resent map[string]bool) identity {
@@ -212,7 +212,7 @@ func TestBatchingSurvivesKill9(t *testing.T) {
 		scenario{Storage: true, NoBatchProcessor: true, NumConsumers: 4,
 			Batch: "        flush_timeout: 200ms\n        min_size: 100"})
 	h.start(ctx)
-	load := newTenantLoad(t, "", 1, 10, 20)
+	load := newTenantLoad(t, "", 1, 20)
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() { defer close(done); load.send(ctx, h.receiverURL(), stop) }()
@@ -366,8 +366,8 @@ func TestBatchingTwoTenantsOneHeld(t *testing.T) {
 		Batch: "        flush_timeout: 200ms\n        min_size: 100\n        partition:\n          metadata_keys: [X-Scope-OrgID]",
 		Serve: func(*demobackend.Backend) http.Handler { return tb }})
 	h.start(ctx)
-	a := newTenantLoad(t, "a", 'a', 10, 20)
-	b := newTenantLoad(t, "b", 'b', 10, 20)
+	a := newTenantLoad(t, "a", 'a', 20)
+	b := newTenantLoad(t, "b", 'b', 20)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for _, l := range []*tenantLoad{a, b} {
@@ -461,7 +461,7 @@ func TestBatchingRestartInsideHoldWindow(t *testing.T) {
 			sc.Batch = "        flush_timeout: 200ms\n        min_size: 20"
 			h := newHarness(t, tc.backend, sc)
 			h.start(ctx)
-			load := newTenantLoad(t, "", 2, 10, 10)
+			load := newTenantLoad(t, "", 2, 10)
 			stop := make(chan struct{})
 			done := make(chan struct{})
 			go func() { defer close(done); load.send(ctx, h.receiverURL(), stop) }()

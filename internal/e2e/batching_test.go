@@ -280,6 +280,12 @@ func TestBatchingSurvivesKill9(t *testing.T) {
 	if sum.DuplicateKeysAccepted != 0 {
 		t.Logf("%d keys accepted twice (a batch in flight at a kill, accepted, then sent again: the backend can drop the second by its key)", sum.DuplicateKeysAccepted)
 	}
+	recordBatching(t, "kill9", map[string]any{
+		"spans": len(sent), "lost": d.Missing, "requests": sum.Requests, "refused": sum.Refused,
+		"repeated_spans": id.Repeated, "repeated_same_key": id.SameKey, "repeated_client_resent": id.ClientResent,
+		"repeated_unexplained": id.Unexplained, "keys_with_changed_body": sum.KeysWithChangedBody,
+		"keys_accepted_twice": sum.DuplicateKeysAccepted, "sender_resent_spans": len(load.resent),
+	})
 }
 
 // tenantOf reads the tenant of a gzip'd OTLP traces body: the service.name
@@ -430,14 +436,19 @@ func TestBatchingTwoTenantsOneHeld(t *testing.T) {
 	if accA+accB < len(sent) {
 		t.Errorf("%d of %d spans delivered", accA+accB, len(sent))
 	}
+	recordBatching(t, "two-tenants", map[string]any{
+		"b_rate_before": rateBefore, "b_rate_during": rateDuring, "b_rate_ratio": rateDuring / rateBefore,
+		"a_rate_before": aBefore, "a_rate_during": aDuring, "a_refused": refused, "mixed_requests": mixed,
+		"spans": len(sent), "lost": len(sent) - (accA + accB),
+	})
 }
 
-// TestBatchingRestartInsideHoldWindow: a restart inside a 401 window
-// (SIGTERM) and inside a 429 window (kill -9), with file_storage and
-// sending_queue::batch. The first process is told to wait 20 s (the 401
-// probe interval, the Retry-After); it stops 5 s in. The new process sends
-// at most one request (it sends none: it keeps the hold) before those 20 s
-// are over.
+// TestBatchingRestartInsideHoldWindow: a restart inside a 401 window and
+// inside a 429 window, each by SIGTERM and by kill -9, with file_storage
+// and sending_queue::batch. The first process is told to wait 20 s (the
+// 401 probe interval, the Retry-After); it stops 5 s in. The new process
+// sends at most one request (it sends none: it keeps the hold) before those
+// 20 s are over.
 func TestBatchingRestartInsideHoldWindow(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -449,6 +460,10 @@ func TestBatchingRestartInsideHoldWindow(t *testing.T) {
 	}{
 		{"401, SIGTERM", demobackend.Config{Mode: demobackend.ModeUnauthorized, FailFor: 20 * time.Second},
 			scenario{ProbeInterval: 20 * time.Second}, http.StatusUnauthorized, false},
+		{"401, kill -9", demobackend.Config{Mode: demobackend.ModeUnauthorized, FailFor: 20 * time.Second},
+			scenario{ProbeInterval: 20 * time.Second}, http.StatusUnauthorized, true},
+		{"429, SIGTERM", demobackend.Config{Mode: demobackend.ModeThrottle, ThrottleFor: 20 * time.Second, RetryAfter: 20},
+			scenario{RetryAfterJitter: "0s"}, http.StatusTooManyRequests, false},
 		{"429, kill -9", demobackend.Config{Mode: demobackend.ModeThrottle, ThrottleFor: 20 * time.Second, RetryAfter: 20},
 			scenario{RetryAfterJitter: "0s"}, http.StatusTooManyRequests, true},
 	} {
@@ -500,6 +515,10 @@ func TestBatchingRestartInsideHoldWindow(t *testing.T) {
 			if kept := h.logText(); !strings.Contains(kept, "Holding, as before the restart") {
 				t.Errorf("the new process did not log the kept hold")
 			}
+			recordBatching(t, "restart-in-hold/"+strings.ReplaceAll(tc.name, ", ", "-"), map[string]any{
+				"new_process_requests_in_window": len(inWindow), "first_process_requests": len(between(recs, time.Time{}, restarted)),
+				"spans": len(sent), "lost": d.Missing,
+			})
 		})
 	}
 }

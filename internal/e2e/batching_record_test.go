@@ -58,7 +58,7 @@ func recordBatching(t *testing.T, name string, fields map[string]any) {
 	case err != nil:
 		t.Fatal(err)
 	default:
-		if err := json.Unmarshal(data, &doc); err != nil {
+		if err = json.Unmarshal(data, &doc); err != nil {
 			t.Fatalf("%s: %v", out, err)
 		}
 	}
@@ -78,7 +78,7 @@ func recordBatching(t *testing.T, name string, fields map[string]any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(out, append(data, '\n'), 0o600); err != nil {
+	if err = os.WriteFile(out, append(data, '\n'), 0o600); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -287,72 +286,5 @@ func runSmall(b *testing.B, f exporter.Factory, cfg component.Config, td ptrace.
 	})
 	if err := exp.Shutdown(context.Background()); err != nil {
 		b.Fatal(err)
-	}
-}
-
-// BenchmarkStartFirstRound is what a fresh gate's probe costs at a healthy
-// start (a new process sends one request before the others, so that a
-// restart inside a hold it did not keep sends one request, not one per
-// consumer). An op is one round of 10 batches on 10 consumers, end to end,
-// against a backend that answers in 5 ms: start=fresh is the first round of
-// a new exporter (its first request goes alone, the other nine wait for its
-// answer), start=warm a round of an exporter that has sent before. The
-// difference is the cost, once per destination and process.
-func BenchmarkStartFirstRound(b *testing.B) {
-	var got atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		time.Sleep(5 * time.Millisecond)
-		got.Add(1)
-		w.WriteHeader(http.StatusOK)
-	}))
-	b.Cleanup(srv.Close)
-	td := benchBatch(100)
-	round := func(exp exporter.Traces) {
-		want := got.Load() + 10
-		var wg sync.WaitGroup
-		for range 10 {
-			wg.Go(func() {
-				if err := exp.ConsumeTraces(context.Background(), td); err != nil {
-					b.Error(err)
-				}
-			})
-		}
-		wg.Wait()
-		for got.Load() < want {
-			time.Sleep(100 * time.Microsecond)
-		}
-	}
-	for _, warm := range []bool{false, true} {
-		name := "start=fresh"
-		if warm {
-			name = "start=warm"
-		}
-		b.Run(name, func(b *testing.B) {
-			for range b.N {
-				b.StopTimer()
-				cfg := retryConfig(srv.URL)
-				q := withRetryQueue()
-				cfg.QueueConfig = configoptional.Some(q)
-				f := otlphttpretry.NewFactory()
-				exp, err := f.CreateTraces(context.Background(), exportertest.NewNopSettings(f.Type()), cfg)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := exp.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-					b.Fatal(err)
-				}
-				if warm {
-					round(exp)
-				}
-				b.StartTimer()
-				round(exp)
-				b.StopTimer()
-				if err := exp.Shutdown(context.Background()); err != nil {
-					b.Fatal(err)
-				}
-				b.StartTimer()
-			}
-		})
 	}
 }

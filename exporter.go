@@ -96,9 +96,9 @@ func newExporter(cfg *Config, set exporter.Settings, sig signal, clock retry.Clo
 		limit = cfg.QueueConfig.Get().Batch.Get().Partition.CacheSize
 	}
 	e.loops = newLoops(func(partition string) (*retry.Loop, func()) {
-		// A gate this process makes lets one request go first: it knows
-		// nothing yet of what the destination was doing (holds.go).
-		gate, release := gates.GetWith(partitionGateKey(base, partition), clock, (*retry.Gate).ProbeFirst)
+		// With a persistent queue, the gate goes on holding as the last
+		// process's did (holds.go, in start).
+		gate, release := gates.Get(partitionGateKey(base, partition), clock)
 		return retry.NewLoop(policy, clock, gate, e.tel.observe), release
 	}, limit)
 	e.loop = e.loops.get("")

@@ -222,13 +222,3 @@ func (c *hookClock) After(d time.Duration) (<-chan time.Time, func()) {
 	c.onWait(n)
 	return c.Clock.After(d)
 }
-
-// heardFrom tells the traces gate of cfg's destination that it answered,
-// as a previous success would: a test that needs several requests in
-// flight from the start does not meet the fresh gate's first probe.
-func heardFrom(t *testing.T, cfg *Config) {
-	t.Helper()
-	g, release := gates.Get(gateKey(cfg, tracesSignal.url(cfg)), retry.RealClock{})
-	defer release()
-	g.Report(retry.Pass{}, true, retry.HoldNone, time.Time{})
-}

@@ -24,8 +24,11 @@ import (
 // storage extension of its persistent queue, when the queue has one: each
 // change of a hold is written before the request that caused it is
 // retried, and a fresh process starts its gates holding until the same
-// moment. Without storage, or when nothing was kept, a fresh gate still
-// lets one request go first (retry.Gate.ProbeFirst) before the others.
+// moment; a kept hold whose end has passed makes the first sender the
+// probe. Without storage a restart has nothing queued to send at once: the
+// memory queue starts empty. At a healthy start (nothing kept) the cost is
+// reading one record per signal before the consumers start
+// (BenchmarkHoldStoreAtStart); no request waits.
 
 // holdsStorageName names the storage client of the holds, next to the
 // queue's (which is named after the signal).
@@ -89,7 +92,7 @@ func openHoldStore(ctx context.Context, host component.Host, cfg *Config, id com
 	if len(data) > 0 {
 		if err := json.Unmarshal(data, &s.holds); err != nil {
 			// A record this version cannot read holds nothing it needs:
-			// start afresh (each gate still probes first).
+			// start afresh.
 			logger.Warn("The gates' holds kept by the previous process could not be read; starting without them", zap.Error(err))
 			s.holds = map[string]storedHold{}
 		}

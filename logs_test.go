@@ -238,7 +238,6 @@ func TestLogThrottleWindowStartAndEndOnceForConcurrentPayloads(t *testing.T) {
 	// slow start after a window is tested in retry/).
 	cfg.Pacing.Enabled = false
 	h := startTracesWithID(t, cfg, clock)
-	heardFrom(t, cfg)
 
 	for i := range payloads {
 		require.NoError(t, h.exp.ConsumeTraces(context.Background(), spans(fmt.Sprint("p", i), 1)))

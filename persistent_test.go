@@ -47,7 +47,7 @@ func (h persistHost) GetExtensions() map[component.ID]component.Component { retu
 
 // startFileStorage starts the contrib file_storage extension on dir and
 // returns a host that serves it, and its shutdown.
-func startFileStorage(t *testing.T, dir string) (component.Host, func()) {
+func startFileStorage(t testing.TB, dir string) (component.Host, func()) {
 	t.Helper()
 	f := filestorage.NewFactory()
 	cfg := f.CreateDefaultConfig().(*filestorage.Config)

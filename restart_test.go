@@ -32,30 +32,6 @@ import (
 	"github.com/otlphttpretry/otlphttpretry/retry/retrytest"
 )
 
-// A fresh process knows nothing of what its destination was doing: its
-// first request goes alone, and the others follow its answer. With a
-// healthy destination that costs the others one round trip, once.
-func TestFreshGateSendsOneRequestFirst(t *testing.T) {
-	release := make(chan struct{})
-	var once sync.Once
-	srv := newBackend(t, func(w http.ResponseWriter) {
-		<-release
-		w.WriteHeader(http.StatusOK)
-	}, reply(http.StatusOK))
-	defer once.Do(func() { close(release) })
-	cfg := testConfig(srv.URL)
-	withMemoryQueue(cfg, 4)
-	h := startTracesWithID(t, cfg, retrytest.NewClock(start))
-	for i := range 4 {
-		require.NoError(t, h.exp.ConsumeTraces(context.Background(), named(string(rune('a'+i)), 1)))
-	}
-	require.Eventually(t, func() bool {
-		return waitingPayloads(t, h) == 3 && len(srv.got()) == 1
-	}, 10*time.Second, time.Millisecond, "one request out, three payloads waiting for its answer")
-	once.Do(func() { close(release) })
-	waitRequests(t, srv, 4)
-}
-
 // waitingPayloads reads the waiting_payloads gauge.
 func waitingPayloads(t *testing.T, h *telHarness) int64 {
 	t.Helper()

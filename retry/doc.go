@@ -40,11 +40,9 @@
 //
 //   - Time: Clock and RealClock (Now, After; retrytest has a fake).
 //
-//   - Remember and partition: Gates' GetWith runs a function on each gate
-//     it makes; a Gate's ProbeFirst makes a fresh gate's first sender go
-//     alone (a new process sends one request before the rest), Snapshot and
-//     Watch give its Hold (reason, end, failures, Version) and Restore puts
-//     a kept one back after a restart. WithYield lets a run leave the loop
+//   - Remember and partition: a Gate's Snapshot and Watch give its Hold
+//     (reason, end, failures, Version) and Restore puts a kept one back
+//     after a restart. WithYield lets a run leave the loop
 //     instead of waiting at a held gate (its outcome then carries
 //     ErrYielded), so that a sender with a bounded pool of workers shared
 //     by many partitions waits for a held one elsewhere.

@@ -57,9 +57,6 @@ type Gate struct {
 	successes uint64 // answers that showed the destination up
 	changed   chan struct{}
 	pacer     *Pacer
-	// fresh: nothing has been heard from the destination since the gate
-	// was made (ProbeFirst): the first sender goes alone, as a probe.
-	fresh bool
 	// version counts the changes of (reason, until, failures); watchers
 	// are told of each, in Hold.
 	version  uint64
@@ -93,19 +90,6 @@ func NewGate(clock Clock) *Gate {
 	return &Gate{clock: clock, changed: make(chan struct{})}
 }
 
-// ProbeFirst makes the next sender of an open gate a probe: it goes alone,
-// and the others wait for its outcome. A success opens the gate; a hold
-// holds it. A fresh process calls it on the gates it makes, so that the
-// first request after a restart is one request, not one per consumer,
-// whatever the destination was doing when the last process stopped.
-func (g *Gate) ProbeFirst() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.reason == HoldNone && g.successes == 0 {
-		g.fresh = true
-	}
-}
-
 // Snapshot returns the gate's hold (Reason HoldNone when open).
 func (g *Gate) Snapshot() Hold {
 	g.mu.Lock()
@@ -131,7 +115,6 @@ func (g *Gate) Restore(h Hold) bool {
 		return false
 	}
 	g.reason, g.until, g.failures = h.Reason, h.Until, max(h.Failures, 1)
-	g.fresh = false
 	g.broadcastLocked()
 	notify := g.changeLocked()
 	g.mu.Unlock()
@@ -201,32 +184,9 @@ func (g *Gate) Acquire(ctx context.Context, deadline func(HoldReason, time.Time)
 		g.mu.Lock()
 		now := g.clock.Now()
 		pass := Pass{Successes: g.successes}
-		if g.reason == HoldNone && !g.fresh {
+		if g.reason == HoldNone {
 			g.mu.Unlock()
 			return pass, nil
-		}
-		if g.reason == HoldNone {
-			// Fresh: the first sender is the probe, the others wait for
-			// its outcome (no deadline: this is no hold).
-			if g.probe == 0 {
-				g.tickets++
-				g.probe = g.tickets
-				pass.Probe, pass.ticket = true, g.probe
-				g.mu.Unlock()
-				return pass, nil
-			}
-			changed := g.changed
-			g.mu.Unlock()
-			if !blocked && onBlock != nil {
-				onBlock()
-			}
-			blocked = true
-			select {
-			case <-ctx.Done():
-				return Pass{}, ctx.Err()
-			case <-changed:
-			}
-			continue
 		}
 		if g.probe == 0 && !now.Before(g.until) {
 			g.tickets++
@@ -299,11 +259,6 @@ func (g *Gate) Report(pass Pass, up bool, reason HoldReason, until time.Time) (t
 	if isProbe {
 		g.probe = 0
 	}
-	if up || (isProbe && reason != HoldNone) {
-		// The destination is heard from: a fresh gate is no longer
-		// fresh; a hold, if any, begins below.
-		g.fresh = false
-	}
 	switch {
 	case up:
 		g.successes++
@@ -372,11 +327,6 @@ type sharedGate struct {
 // Get returns the gate of the destination key, creating it on first use;
 // call the returned release when the exporter shuts down.
 func (s *Gates) Get(key string, clock Clock) (*Gate, func()) {
-	return s.GetWith(key, clock, nil)
-}
-
-// GetWith is Get that runs made on a gate it makes (not on one it shares).
-func (s *Gates) GetWith(key string, clock Clock, made func(*Gate)) (*Gate, func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.gates == nil {
@@ -386,9 +336,6 @@ func (s *Gates) GetWith(key string, clock Clock, made func(*Gate)) (*Gate, func(
 	if !ok {
 		sg = &sharedGate{gate: NewGate(clock)}
 		s.gates[key] = sg
-		if made != nil {
-			made(sg.gate)
-		}
 	}
 	sg.refs++
 	var once sync.Once

@@ -18,85 +18,6 @@ import (
 	"github.com/otlphttpretry/otlphttpretry/retry/retrytest"
 )
 
-// A fresh gate (ProbeFirst) lets one sender go, as a probe, and the others
-// wait for its outcome: after a restart, one request meets whatever the
-// destination is doing, not one per consumer.
-func TestGateProbeFirst(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		report func(g *retry.Gate, p retry.Pass, now time.Time)
-		// opens: the others pass at once; held: they wait for the hold.
-		opens bool
-	}{
-		{"a success opens it", func(g *retry.Gate, p retry.Pass, _ time.Time) { g.Report(p, true, retry.HoldNone, time.Time{}) }, true},
-		{"a permanent answer to one payload opens it", func(g *retry.Gate, p retry.Pass, _ time.Time) { g.Report(p, true, retry.HoldNone, time.Time{}) }, true},
-		{"a 429 holds it", func(g *retry.Gate, p retry.Pass, now time.Time) {
-			g.Report(p, false, retry.HoldThrottle, now.Add(time.Minute))
-		}, false},
-		{"a 401 holds it", func(g *retry.Gate, p retry.Pass, now time.Time) {
-			g.Report(p, false, retry.HoldUnauthorized, now.Add(time.Minute))
-		}, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				clock := retrytest.NewClock(t0)
-				g := retry.NewGate(clock)
-				g.ProbeFirst()
-				var blocked atomic.Int32
-				ctx, cancel := context.WithCancel(context.Background())
-				defer cancel()
-				results := senders(ctx, g, 4, time.Time{}, &blocked)
-				synctest.Wait()
-				first := passed(results)
-				require.Len(t, first, 1, "one sender goes first")
-				assert.True(t, first[0].probe, "as the probe")
-				assert.Equal(t, int32(3), blocked.Load(), "the others wait")
-
-				tc.report(g, first[0].pass, clock.Now())
-				synctest.Wait()
-				if tc.opens {
-					rest := passed(results)
-					assert.Len(t, rest, 3, "the others follow once it is answered")
-					for _, a := range rest {
-						assert.False(t, a.probe)
-					}
-					return
-				}
-				assert.Empty(t, passed(results), "a hold began: nobody passes before it ends")
-				clock.Advance(time.Minute)
-				synctest.Wait()
-				next := passed(results)
-				require.Len(t, next, 1, "at its end, one probe")
-				assert.True(t, next[0].probe)
-			})
-		})
-	}
-}
-
-// An outcome that says nothing about the destination hands the fresh
-// gate's probe to the next sender, still alone.
-func TestGateProbeFirstNeutralOutcomePassesTheProbeOn(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		g := retry.NewGate(retrytest.NewClock(t0))
-		g.ProbeFirst()
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		var blocked atomic.Int32
-		results := senders(ctx, g, 3, time.Time{}, &blocked)
-		synctest.Wait()
-		first := passed(results)
-		require.Len(t, first, 1)
-		g.Report(first[0].pass, false, retry.HoldNone, time.Time{})
-		synctest.Wait()
-		second := passed(results)
-		require.Len(t, second, 1, "the next sender, alone")
-		assert.True(t, second[0].probe)
-		g.Report(second[0].pass, true, retry.HoldNone, time.Time{})
-		synctest.Wait()
-		assert.Len(t, passed(results), 1, "the last follows the success")
-	})
-}
-
 // A hold kept from a previous process is restored with its end: nobody
 // passes before it, then one probe. A gate that has heard from its
 // destination, or holds already, is not changed by it.
@@ -104,7 +25,6 @@ func TestGateRestore(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clock := retrytest.NewClock(t0)
 		g := retry.NewGate(clock)
-		g.ProbeFirst()
 		require.True(t, g.Restore(retry.Hold{Reason: retry.HoldUnauthorized, Until: t0.Add(30 * time.Second), Failures: 2}))
 		reason, remaining := g.State()
 		assert.Equal(t, retry.HoldUnauthorized, reason)

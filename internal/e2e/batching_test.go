@@ -515,7 +515,7 @@ func TestBatchingRestartInsideHoldWindow(t *testing.T) {
 			if kept := h.logText(); !strings.Contains(kept, "Holding, as before the restart") {
 				t.Errorf("the new process did not log the kept hold")
 			}
-			recordBatching(t, "restart-in-hold/"+strings.ReplaceAll(tc.name, ", ", "-"), map[string]any{
+			recordBatching(t, "restart-in-hold/"+strings.NewReplacer(", ", "-", " ", "_").Replace(tc.name), map[string]any{
 				"new_process_requests_in_window": len(inWindow), "first_process_requests": len(between(recs, time.Time{}, restarted)),
 				"spans": len(sent), "lost": d.Missing,
 			})

@@ -522,3 +522,101 @@ func TestBatchingRestartInsideHoldWindow(t *testing.T) {
 		})
 	}
 }
+
+// scriptedTenants answers by the tenant of a request's data (tenantOf):
+// "permanent" always 400, "retried" 503 at its first attempt and 200 after;
+// it records when each tenant's requests arrived.
+type scriptedTenants struct {
+	mu       sync.Mutex
+	arrivals map[string][]time.Time
+}
+
+func (s *scriptedTenants) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	tenant := tenantOf(body)
+	s.mu.Lock()
+	s.arrivals[tenant] = append(s.arrivals[tenant], time.Now())
+	n := len(s.arrivals[tenant])
+	s.mu.Unlock()
+	switch {
+	case tenant == "permanent":
+		w.WriteHeader(http.StatusBadRequest)
+	case tenant == "retried" && n == 1:
+		w.WriteHeader(http.StatusServiceUnavailable)
+	default:
+		w.WriteHeader(http.StatusOK)
+	}
+}
+
+// TestBatchingWaitForResult: with sending_queue::wait_for_result and
+// sending_queue::batch, two callers whose requests share one batch each
+// get the final outcome of their data, after the retry loop, not at
+// enqueue: a batch the backend refuses as permanent fails both (not 200),
+// and a batch refused once with 503 and then accepted answers both 200,
+// only after the accepted attempt.
+func TestBatchingWaitForResult(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sb := &scriptedTenants{arrivals: map[string][]time.Time{}}
+	h := newHarness(t, demobackend.Config{}, scenario{NoBatchProcessor: true, WaitForResult: true,
+		Batch: "        flush_timeout: 2s\n        min_size: 20",
+		Serve: func(*demobackend.Backend) http.Handler { return sb }})
+	h.start(ctx)
+	client := &http.Client{Timeout: time.Minute}
+	for _, tc := range []struct {
+		tenant   string
+		attempts int
+		ok       bool
+	}{
+		{"permanent", 1, false},
+		{"retried", 2, true},
+	} {
+		load := newTenantLoad(t, tc.tenant, tc.tenant[0], 1)
+		type answer struct {
+			status int
+			at     time.Time
+		}
+		answers := make(chan answer, 2)
+		for n := range uint32(2) {
+			go func() {
+				body, _ := load.request(n + 1)
+				status := postStatus(ctx, client, h.receiverURL()+"/v1/traces", body)
+				answers <- answer{status, time.Now()}
+			}()
+		}
+		a, b := <-answers, <-answers
+		sb.mu.Lock()
+		arrivals := append([]time.Time(nil), sb.arrivals[tc.tenant]...)
+		sb.mu.Unlock()
+		t.Logf("%s: callers answered %d and %d; the backend got %d request(s) of their batch", tc.tenant, a.status, b.status, len(arrivals))
+		if len(arrivals) != tc.attempts {
+			t.Fatalf("%s: the backend got %d requests, want %d (one batch of both callers' data, %d attempt(s))", tc.tenant, len(arrivals), tc.attempts, tc.attempts)
+		}
+		for _, ans := range []answer{a, b} {
+			if (ans.status == http.StatusOK) != tc.ok {
+				t.Errorf("%s: a caller was answered %d", tc.tenant, ans.status)
+			}
+			if ans.at.Before(arrivals[len(arrivals)-1]) {
+				t.Errorf("%s: a caller was answered before the batch's last attempt reached the backend", tc.tenant)
+			}
+		}
+	}
+	h.stop()
+}
+
+// postStatus posts body and returns the HTTP status (0 when no answer).
+func postStatus(ctx context.Context, client *http.Client, url string, body []byte) int {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return 0
+	}
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}

@@ -90,6 +90,9 @@ exporters:
 {{- if .Storage }}
       storage: file_storage
 {{- end }}
+{{- if .WaitForResult }}
+      wait_for_result: true
+{{- end }}
 {{- if .Batch }}
       batch:
 {{ .Batch }}
@@ -153,6 +156,8 @@ type scenario struct {
 	// IncludeMetadata sets the receiver's include_metadata (client
 	// metadata, for sending_queue::batch::partition::metadata_keys).
 	IncludeMetadata bool
+	// WaitForResult sets sending_queue::wait_for_result (memory queue).
+	WaitForResult bool
 	// RetryAfterJitter is retry_after::jitter; empty leaves it unset.
 	RetryAfterJitter string
 	// Serve, when set, is what the harness serves as the backend, on a

@@ -27,8 +27,9 @@ type Collector struct {
 	waitErr error
 }
 
-// StartCollector runs bin --config file:configPath, writing its output to logPath.
-func StartCollector(bin, configPath, logPath string) (*Collector, error) {
+// StartCollector runs bin --config file:configPath and the extra arguments
+// (e.g. --feature-gates=…), writing its output to logPath.
+func StartCollector(bin, configPath, logPath string, extra ...string) (*Collector, error) {
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("collector binary %s: %w (build it with `make build-collector`)", bin, err)
 	}
@@ -36,7 +37,7 @@ func StartCollector(bin, configPath, logPath string) (*Collector, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "--config", "file:"+configPath)
+	cmd := exec.Command(bin, append([]string{"--config", "file:" + configPath}, extra...)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		logFile.Close()

@@ -620,3 +620,49 @@ func postStatus(ctx context.Context, client *http.Client, url string, body []byt
 	_ = resp.Body.Close()
 	return resp.StatusCode
 }
+
+// TestBatchingFeatureGateDefaults: a configuration without
+// sending_queue::batch batches once the collector runs with the feature
+// gate pkg.exporterhelper.queueBatchEnabled (the collector's standard:
+// flush_timeout 200ms, so 10-span requests posted 20 times a second reach
+// the backend several to a request), and sends each request as it came
+// without it (the defaults unchanged).
+func TestBatchingFeatureGateDefaults(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		gates string
+	}{
+		{"gate on", "pkg.exporterhelper.queueBatchEnabled"},
+		{"gate off", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			h := newHarness(t, demobackend.Config{}, scenario{NoBatchProcessor: true, FeatureGates: tc.gates})
+			h.start(ctx)
+			load := newTenantLoad(t, "", 3, 20)
+			stop := make(chan struct{})
+			done := make(chan struct{})
+			go func() { defer close(done); load.send(ctx, h.receiverURL(), stop) }()
+			time.Sleep(3 * time.Second)
+			close(stop)
+			<-done
+			sent := load.ackedIDs()
+			recs, ok := h.waitRecords(ctx, 30*time.Second, allAccepted(sent))
+			h.stop()
+			if !ok {
+				t.Fatalf("not every span reached the backend: %s", statusLine(recs))
+			}
+			most := 0
+			for _, r := range recs {
+				most = max(most, len(r.ItemIDs))
+			}
+			t.Logf("%s: %d spans in %d client requests reached the backend in %d requests, at most %d spans in one", tc.name, len(sent), len(sent)/10, len(recs), most)
+			if batched := most > 10; batched != (tc.gates != "") {
+				t.Errorf("%s: at most %d spans in one request (the client's requests hold 10): batching is %v", tc.name, most, batched)
+			}
+		})
+	}
+}

@@ -156,6 +156,8 @@ type scenario struct {
 	// IncludeMetadata sets the receiver's include_metadata (client
 	// metadata, for sending_queue::batch::partition::metadata_keys).
 	IncludeMetadata bool
+	// FeatureGates is the collector's --feature-gates (empty: none).
+	FeatureGates string
 	// WaitForResult sets sending_queue::wait_for_result (memory queue).
 	WaitForResult bool
 	// RetryAfterJitter is retry_after::jitter; empty leaves it unset.
@@ -313,7 +315,11 @@ func (h *harness) running() bool {
 func (h *harness) start(ctx context.Context) {
 	h.t.Helper()
 	logPath := filepath.Join(h.dir, fmt.Sprintf("collector-%d.log", len(h.logs)+1))
-	c, err := demorun.StartCollector(collectorBin(h.t), h.configPath, logPath)
+	var extra []string
+	if h.sc.FeatureGates != "" {
+		extra = append(extra, "--feature-gates="+h.sc.FeatureGates)
+	}
+	c, err := demorun.StartCollector(collectorBin(h.t), h.configPath, logPath, extra...)
 	if err != nil {
 		h.t.Fatal(err)
 	}

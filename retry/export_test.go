@@ -5,6 +5,7 @@ package retry
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -81,3 +82,56 @@ func (p *Pacer) Observed(now time.Time, rl RateLimit) { p.observed(now, rl) }
 // AnsweredPending is answeredPending: a refused or unanswered request counted against a tentative concurrency limit.
 func (s rateState) AnsweredPending() rateState     { return s.answeredPending() }
 func (p *Pacer) Lately(r Refusal) (bool, Crowding) { return p.lately(r) }
+
+// SetTuning runs every pacer with defaultTuning but for the values in set,
+// named as the fields of pacerTuning (durations in seconds), until the
+// function it returns puts the default back: the model's variants of the
+// pacer (TestPacerVariants). No pacer may run while it changes them.
+func SetTuning(set map[string]float64) (restore func(), err error) {
+	t := defaultTuning
+	seconds := func(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
+	for name, v := range set {
+		switch name {
+		case "paceCut":
+			t.paceCut = v
+		case "paceStepRequests":
+			t.paceStepRequests = v
+		case "paceProbe":
+			t.paceProbe = v
+		case "slowStartDoubling":
+			t.slowStartDoubling = seconds(v)
+		case "firstBareCut":
+			t.firstBareCut = v
+		case "bareMargin":
+			t.bareMargin = v
+		case "regainRequests":
+			t.regainRequests = v
+		case "minRegain":
+			t.minRegain = seconds(v)
+		case "bareProbe":
+			t.bareProbe = v
+		case "measureRequests":
+			t.measureRequests = v
+		case "minBareMeasure":
+			t.minBareMeasure = seconds(v)
+		case "measuredRequests":
+			t.measuredRequests = v
+		case "minMeasured":
+			t.minMeasured = seconds(v)
+		case "maxBackground":
+			t.maxBackground = v
+		case "backgroundMemory":
+			t.backgroundMemory = v
+		case "shareTolerance":
+			t.shareTolerance = v
+		case "streakGrowth":
+			t.streakGrowth = v
+		case "maxStreakGrowths":
+			t.maxStreakGrowths = int(v)
+		default:
+			return nil, fmt.Errorf("no tuning value %q", name)
+		}
+	}
+	tuning = t
+	return func() { tuning = defaultTuning }, nil
+}

@@ -138,8 +138,14 @@ func runScore(m cellModel, seed uint64, core bool) cellFigures {
 }
 
 func scoreCells() []scenario.Cell {
+	return filterCells(matrixCells(os.Getenv("SCORE_EXTRA") != ""), os.Getenv("SCORE_CELLS"))
+}
+
+// matrixCells are the matrix's cells and, with extra, eight more that bound
+// the space further.
+func matrixCells(extra bool) []scenario.Cell {
 	cells := scenario.MatrixCells()
-	if os.Getenv("SCORE_EXTRA") != "" {
+	if extra {
 		mk := func(kind limiter.Kind, hint limiter.Hint, rps float64, batch int, d time.Duration) scenario.Cell {
 			s := limiter.Spec{Kind: kind, Hint: hint, Seed: 1}
 			c := scenario.Cell{Batch: batch, Offered: 2 * rps, For: d, Timeout: 45 * time.Second}
@@ -170,7 +176,12 @@ func scoreCells() []scenario.Cell {
 			win(limiter.FixedWindow, limiter.HintNone, time.Second, 50, 50, 6*time.Second),
 		)
 	}
-	filter := os.Getenv("SCORE_CELLS")
+	return cells
+}
+
+// filterCells keeps the cells whose names contain one of filter's
+// comma-separated parts (and the unlimited reference); all when it is empty.
+func filterCells(cells []scenario.Cell, filter string) []scenario.Cell {
 	if filter == "" {
 		return cells
 	}
@@ -186,21 +197,20 @@ func scoreCells() []scenario.Cell {
 	return out
 }
 
-// TestScore judges every cell of the matrix (and with SCORE_EXTRA eight more
-// that bound the space further) over SCORE_SEEDS seeds, ours against the
-// core model on the same seed, and prints each cell's worst seed and the
-// worst cell (SCORE_CELLS: only the cells whose names contain one of its
-// comma-separated parts). It asserts nothing; docs/benchmarks.md has its
-// runs.
-func TestScore(t *testing.T) {
-	n, _ := strconv.Atoi(os.Getenv("SCORE_SEEDS"))
-	if n == 0 {
-		t.Skip("set SCORE_SEEDS")
-	}
+// cellScore is one cell's verdict over the seeds: its worst seed's, with
+// ours' figures on that seed.
+type cellScore struct {
+	cell    scenario.Cell
+	worst   scenario.Verdict
+	figures cellFigures
+}
+
+// scoreCellsOver runs every cell over n seeds, ours against the core model
+// on the same seed, and gives each cell's worst seed.
+func scoreCellsOver(t *testing.T, cells []scenario.Cell, n int) []cellScore {
 	refs := map[string][]cellFigures{}
-	fails := 0
-	worstName, worstVal := "", scenario.Ratio(0)
-	for _, c := range scoreCells() {
+	var out []cellScore
+	for _, c := range cells {
 		var worst scenario.Verdict
 		var wf cellFigures
 		for seed := range n {
@@ -219,15 +229,34 @@ func TestScore(t *testing.T) {
 				worst, wf = v, o
 			}
 		}
+		out = append(out, cellScore{cell: c, worst: worst, figures: wf})
+	}
+	return out
+}
+
+// TestScore judges every cell of the matrix (and with SCORE_EXTRA eight more
+// that bound the space further) over SCORE_SEEDS seeds, ours against the
+// core model on the same seed, and prints each cell's worst seed and the
+// worst cell (SCORE_CELLS: only the cells whose names contain one of its
+// comma-separated parts). It asserts nothing; TestPacerVariants stores
+// such runs for docs/benchmarks.md.
+func TestScore(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("SCORE_SEEDS"))
+	if n == 0 {
+		t.Skip("set SCORE_SEEDS")
+	}
+	fails := 0
+	worstName, worstVal := "", scenario.Ratio(0)
+	for _, sc := range scoreCellsOver(t, scoreCells(), n) {
 		mark := "ok  "
-		if !worst.Met() {
+		if !sc.worst.Met() {
 			mark = "FAIL"
 			fails++
 		}
-		if worst.Worst > worstVal {
-			worstVal, worstName = worst.Worst, c.Name
+		if sc.worst.Worst > worstVal {
+			worstVal, worstName = sc.worst.Worst, sc.cell.Name
 		}
-		t.Logf("%s %-40s %.2f %s | %s", mark, c.Name, worst.Worst, wf, worst.Missed())
+		t.Logf("%s %-40s %.2f %s | %s", mark, sc.cell.Name, sc.worst.Worst, sc.figures, sc.worst.Missed())
 	}
 	t.Logf("failing %d; worst %s %.2f", fails, worstName, worstVal)
 }

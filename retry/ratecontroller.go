@@ -9,26 +9,17 @@ import (
 )
 
 // How the learned rate moves after a refusal that came with a Retry-After
-// (the server said how long to wait). The measurements that chose each
-// value are in docs/benchmarks.md ("The pacer's constants").
+// (the server said how long to wait), and after one without a hint: a bare
+// 429, or a 502, 503 or 504 while the backend accepts other requests. Such
+// an answer says less than a Retry-After: it may come from a limit the pace
+// crossed, or from a backend that refuses a share of requests whatever the
+// pace (a busy shard, load shedding). The tunable values are the fields of
+// pacerTuning, whose default (defaultTuning) every pacer runs with; only
+// the model tests run variants of it (export_test.go), to measure each
+// value against others. The measurements that chose each value are in
+// docs/benchmarks.md ("The pacer's constants"), from
+// docs/pacer-variants.json.
 const (
-	// paceCut is how much of the pace of the moment such a refusal leaves
-	// at most (a multiplicative decrease).
-	paceCut = 0.6
-	// paceStepRequests is how many requests a second the pace gains every
-	// second since such a refusal (an additive increase, in requests/s per
-	// second): the same for every exporter sharing a quota, whatever its
-	// pace, so that one with a low pace gains on one with a high pace.
-	paceStepRequests = 0.15
-	// paceProbe is how fast the rate also grows in proportion to the
-	// ceiling: by paceProbe times the square of the seconds since the last
-	// refusal (0.5 % after a second, 4.5 % after 3), as TCP CUBIC does
-	// with its window. A ceiling learned too low is left behind in
-	// seconds, however high it is.
-	paceProbe = 0.005
-	// slowStartDoubling is how long the pace takes to double in a slow
-	// start.
-	slowStartDoubling = time.Second
 	// acceptWindow is how far back the accepted rate and the refused share
 	// are measured; firstRefusalSpan is the shortest time the accepted
 	// rate is spread over, so that a burst the backend had banked does not
@@ -42,73 +33,115 @@ const (
 	// maxDoublings bounds a slow start's exponent, so that the pace stays
 	// finite however long a slow start lasts unrefused.
 	maxDoublings = 60
+	// minBareSpan is the shortest time a rate is measured over at a bare
+	// cut.
+	minBareSpan = 100 * time.Millisecond
+	// concurrencyGrowth is how long a learned concurrency limit stays
+	// before it grows by one request.
+	concurrencyGrowth = 10 * time.Second
 )
 
-// How the learned rate moves after a refusal without a hint: a bare 429,
-// or a 502, 503 or 504 while the backend accepts other requests. Such an
-// answer says less than a Retry-After: it may come from a limit the pace
-// crossed, or from a backend that refuses a share of requests whatever the
-// pace (a busy shard, load shedding). The measurements that chose each
-// value are in docs/benchmarks.md ("The pacer's constants").
-const (
+// pacerTuning is the pacer's tuning: the values that set how far the pace
+// is cut and how fast it grows again.
+type pacerTuning struct {
+	// After a refusal with a Retry-After:
+	//
+	// paceCut is how much of the pace of the moment such a refusal leaves
+	// at most (a multiplicative decrease).
+	paceCut float64
+	// paceStepRequests is how many requests a second the pace gains every
+	// second since such a refusal (an additive increase, in requests/s per
+	// second): the same for every exporter sharing a quota, whatever its
+	// pace, so that one with a low pace gains on one with a high pace.
+	paceStepRequests float64
+	// paceProbe is how fast the rate also grows in proportion to the
+	// ceiling: by paceProbe times the square of the seconds since the last
+	// refusal (0.5 % after a second, 4.5 % after 3), as TCP CUBIC does
+	// with its window. A ceiling learned too low is left behind in
+	// seconds, however high it is.
+	paceProbe float64
+	// slowStartDoubling is how long the pace takes to double in a slow
+	// start.
+	slowStartDoubling time.Duration
+
+	// After a refusal without a hint:
+	//
 	// firstBareCut is how far below the rate requests went at the first
 	// bare refusal (from unlimited) sets the pace.
-	firstBareCut = 0.05
+	firstBareCut float64
 	// bareMargin is how far below the rate the backend accepted a later
 	// bare cut sets the pace, so that a bucket the pace emptied fills
 	// again.
-	bareMargin = 0.05
+	bareMargin float64
 	// regainRequests and minRegain set how long the pace takes to climb
 	// back to the rate the backend accepted after a bare cut (the
 	// plateau): the time of regainRequests requests at that rate, and at
 	// least minRegain. It climbs as a cubic (as TCP CUBIC's window does):
 	// fast at first, slowly near the plateau.
-	regainRequests = 10.0
-	minRegain      = 2 * time.Second
+	regainRequests float64
+	minRegain      time.Duration
 	// bareProbe is how fast the pace grows past the plateau: by bareProbe
 	// of it times the square of the seconds since Regain ended.
-	bareProbe = 0.05
+	bareProbe float64
 	// measureRequests and minBareMeasure: after a bare cut, a bare refusal
 	// cuts again only after the time of measureRequests requests at the
 	// ceiling, and minBareMeasure (what the backend takes at the new pace
 	// is not measured before).
-	measureRequests = 3.0
-	minBareMeasure  = 200 * time.Millisecond
+	measureRequests float64
+	minBareMeasure  time.Duration
 	// measuredRequests and minMeasured: an accepted rate measured over at
 	// least measuredRequests accepted requests and minMeasured says where
 	// a limit is (refusals below it do not cut; the background share is
 	// measured there); over less, a window's start or a bucket's burst
-	// passes for the limit.
-	measuredRequests = 5.0
-	minMeasured      = time.Second
-	// minBareSpan is the shortest time a rate is measured over at a bare
-	// cut.
-	minBareSpan = 100 * time.Millisecond
+	// passes for the limit. A first refusal with a Retry-After measured
+	// over fewer than measuredRequests requests starts a slow start.
+	measuredRequests float64
+	minMeasured      time.Duration
 	// maxBackground bounds the background share, so that a backend that
 	// refuses nearly everything still slows the pace; backgroundMemory is
 	// how much of its counts each measured cut keeps (older cuts weigh
 	// less).
-	maxBackground    = 0.6
-	backgroundMemory = 0.8
+	maxBackground    float64
+	backgroundMemory float64
 	// shareTolerance: a bare refusal cuts only when the share refused since
 	// the last cut is above shareTolerance times the background share.
-	shareTolerance = 1.2
-	// concurrencyGrowth is how long a learned concurrency limit stays
-	// before it grows by one request.
-	concurrencyGrowth = 10 * time.Second
+	shareTolerance float64
 	// streakGrowth and maxStreakGrowths: a bare 429 in a row (to a request
 	// that left after the previous refusal came back, nothing accepted
 	// between) pushes the next request out by streakGrowth^(n-1) intervals
 	// at the pace for the n-th in a row, at most
 	// streakGrowth^maxStreakGrowths: a window that ran out, or an emptied
 	// bucket, refuses everything until it has room, where a backend that
-	// refuses at random seldom refuses twice in a row. Chosen on the 21
-	// cells of TestScore (SCORE_EXTRA, 6 and 10 seeds): growths of 1.5 and
-	// 2 capped at 3, 4, 5 and 6 doublings; 2 and 3 left the fewest cells
-	// furthest from their goals (docs/benchmarks.md).
-	streakGrowth     = 2.0
-	maxStreakGrowths = 3
-)
+	// refuses at random seldom refuses twice in a row.
+	streakGrowth     float64
+	maxStreakGrowths int
+}
+
+// defaultTuning is the tuning every pacer runs with.
+var defaultTuning = pacerTuning{
+	paceCut:           0.6,
+	paceStepRequests:  0.15,
+	paceProbe:         0.005,
+	slowStartDoubling: time.Second,
+	firstBareCut:      0.05,
+	bareMargin:        0.05,
+	regainRequests:    10,
+	minRegain:         2 * time.Second,
+	bareProbe:         0.05,
+	measureRequests:   3,
+	minBareMeasure:    200 * time.Millisecond,
+	measuredRequests:  5,
+	minMeasured:       time.Second,
+	maxBackground:     0.6,
+	backgroundMemory:  0.8,
+	shareTolerance:    1.2,
+	streakGrowth:      2,
+	maxStreakGrowths:  3,
+}
+
+// tuning is the tuning the pacers run with: defaultTuning, but for the
+// model tests that measure a variant (SetTuning, export_test.go).
+var tuning = defaultTuning
 
 // rateMode is the rate controller's state.
 type rateMode uint8
@@ -280,16 +313,16 @@ func (s rateState) Rate(now time.Time) float64 {
 	sec := max(now.Sub(s.Since).Seconds(), 0)
 	switch {
 	case s.Mode == rateSlowStart:
-		return s.Ceiling * math.Exp2(min(sec/slowStartDoubling.Seconds(), maxDoublings))
+		return s.Ceiling * math.Exp2(min(sec/tuning.slowStartDoubling.Seconds(), maxDoublings))
 	case s.Mode == ratePaced && s.Bare:
 		k := max(s.Regain.Seconds(), 1e-3)
 		if sec <= k {
 			x := 1 - sec/k
 			return s.Plateau - (s.Plateau-s.Ceiling)*x*x*x
 		}
-		return s.Plateau * (1 + bareProbe*(sec-k)*(sec-k))
+		return s.Plateau * (1 + tuning.bareProbe*(sec-k)*(sec-k))
 	case s.Mode == ratePaced:
-		return s.Ceiling*(1+paceProbe*sec*sec) + requestsToItems(paceStepRequests, s.ItemsPerRequest)*sec
+		return s.Ceiling*(1+tuning.paceProbe*sec*sec) + requestsToItems(tuning.paceStepRequests, s.ItemsPerRequest)*sec
 	}
 	return 0
 }
@@ -310,7 +343,7 @@ func (s rateState) Background() float64 {
 	if s.BackgroundAnswered < 1 {
 		return 0
 	}
-	return min(s.BackgroundRefused/s.BackgroundAnswered, maxBackground)
+	return min(s.BackgroundRefused/s.BackgroundAnswered, tuning.maxBackground)
 }
 
 // requestsToItems converts a rate in requests a second into items a second
@@ -462,7 +495,7 @@ func (s rateState) Refused(r refusedAnswer) rateState {
 		}
 		span := min(acceptWindow, max(firstRefusalSpan, r.At.Sub(s.FirstAccepted)))
 		ceiling = float64(r.Recent) / span.Seconds()
-		if float64(r.Recent) < measuredRequests*floor {
+		if float64(r.Recent) < tuning.measuredRequests*floor {
 			// Fewer than measuredRequests accepted: a guess from a burst,
 			// not the backend's rate. A slow start from it (doubling
 			// every slowStartDoubling until the next refusal) finds the
@@ -472,7 +505,7 @@ func (s rateState) Refused(r refusedAnswer) rateState {
 	case rateSlowStart:
 		ceiling = min(float64(s.AcceptedRun)/elapsed.Seconds(), s.Rate(r.At))
 	default:
-		ceiling = min(float64(s.AcceptedRun)/elapsed.Seconds(), paceCut*s.Rate(r.At))
+		ceiling = min(float64(s.AcceptedRun)/elapsed.Seconds(), tuning.paceCut*s.Rate(r.At))
 	}
 	return s.restart(r.At, max(ceiling, floor), ratePaced)
 }
@@ -497,7 +530,7 @@ func (s rateState) bareCut(r refusedAnswer, floor float64) rateState {
 		return s
 	}
 	elapsed := r.At.Sub(s.Since)
-	if s.Mode != rateUnlimited && s.Bare && elapsed < max(minBareMeasure, time.Duration(measureRequests*float64(interval(s.ItemsPerRequest, s.Ceiling)))) {
+	if s.Mode != rateUnlimited && s.Bare && elapsed < max(tuning.minBareMeasure, time.Duration(tuning.measureRequests*float64(interval(s.ItemsPerRequest, s.Ceiling)))) {
 		// Too soon to tell what the backend takes at this pace.
 		return s
 	}
@@ -506,11 +539,11 @@ func (s rateState) bareCut(r refusedAnswer, floor float64) rateState {
 		// learn): the pace holds a firstBareCut below the rate requests
 		// were going at, and climbs back to it.
 		span := s.span(r.At, minBareSpan, acceptWindow).Seconds()
-		sent := max((1-firstBareCut)*float64(r.RecentSent)/span, floor)
-		return s.bare(r.At, sent, sent/(1-firstBareCut), false)
+		sent := max((1-tuning.firstBareCut)*float64(r.RecentSent)/span, floor)
+		return s.bare(r.At, sent, sent/(1-tuning.firstBareCut), false)
 	}
 	bg := s.Background()
-	if s.Measured && (s.Rate(r.At) <= s.Plateau || float64(s.RefusedRun) <= shareTolerance*bg*float64(s.Answered)) {
+	if s.Measured && (s.Rate(r.At) <= s.Plateau || float64(s.RefusedRun) <= tuning.shareTolerance*bg*float64(s.Answered)) {
 		// Below the rate the backend took, or refused no more often than
 		// whatever the pace: not a limit.
 		return s
@@ -525,11 +558,11 @@ func (s rateState) bareCut(r refusedAnswer, floor float64) rateState {
 	if s.AcceptedRun > 0 {
 		accepted = float64(s.AcceptedRun) / elapsed.Seconds()
 	}
-	measured := float64(s.AcceptedRun) >= measuredRequests*float64(max(s.ItemsPerRequest, 1)) && elapsed >= minMeasured
+	measured := float64(s.AcceptedRun) >= tuning.measuredRequests*float64(max(s.ItemsPerRequest, 1)) && elapsed >= tuning.minMeasured
 	accepted = max(accepted/(1-bg), floor)
-	s.BackgroundAnswered *= backgroundMemory
-	s.BackgroundRefused *= backgroundMemory
-	return s.bare(r.At, min((1-bareMargin)*accepted, s.Rate(r.At)), accepted, measured)
+	s.BackgroundAnswered *= tuning.backgroundMemory
+	s.BackgroundRefused *= tuning.backgroundMemory
+	return s.bare(r.At, min((1-tuning.bareMargin)*accepted, s.Rate(r.At)), accepted, measured)
 }
 
 // span is how long before at a measure over window reaches: window, or
@@ -543,7 +576,7 @@ func (s rateState) span(at time.Time, least, window time.Duration) time.Duration
 func (s rateState) bare(now time.Time, ceiling, plateau float64, measured bool) rateState {
 	s = s.restart(now, ceiling, ratePaced)
 	s.Bare, s.Plateau, s.Measured = true, max(plateau, ceiling), measured
-	s.Regain = max(minRegain, time.Duration(regainRequests*float64(interval(s.ItemsPerRequest, s.Plateau))))
+	s.Regain = max(tuning.minRegain, time.Duration(tuning.regainRequests*float64(interval(s.ItemsPerRequest, s.Plateau))))
 	// The refusal shows the backend at its limit now: the next request
 	// leaves one interval later.
 	s.Next = now.Add(interval(s.ItemsPerRequest, ceiling))
@@ -587,8 +620,8 @@ func (s rateState) spaced(r refusedAnswer) rateState {
 	if s.Streak < 2 || s.Mode != ratePaced || r.Shed {
 		return s
 	}
-	k := float64(min(s.Streak-1, maxStreakGrowths))
-	at := r.At.Add(time.Duration(float64(interval(s.ItemsPerRequest, s.Rate(r.At))) * math.Pow(streakGrowth, k)))
+	k := float64(min(s.Streak-1, tuning.maxStreakGrowths))
+	at := r.At.Add(time.Duration(float64(interval(s.ItemsPerRequest, s.Rate(r.At))) * math.Pow(tuning.streakGrowth, k)))
 	if at.After(s.Next) {
 		s.Next = at
 		s.Epoch++

@@ -1,0 +1,161 @@
+// Copyright The otlphttpretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package retry_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/otlphttpretry/otlphttpretry/internal/scenario"
+	"github.com/otlphttpretry/otlphttpretry/retry"
+)
+
+// pacerVariant is the pacer's default tuning with some values changed
+// (retry.SetTuning), under the name docs/benchmarks.md gives it.
+type pacerVariant struct {
+	name string
+	set  map[string]float64
+}
+
+// pacerVariants are the values measured against the default in
+// docs/benchmarks.md ("The pacer's constants"), one or two at a time.
+var pacerVariants = []pacerVariant{
+	{"default", nil},
+	// The law after a refusal with Retry-After (the fleet model and the
+	// quota cell x-token-items/retry-after/4rps/500).
+	{"paceCut=0.5", map[string]float64{"paceCut": 0.5}},
+	{"paceStepRequests=0.3", map[string]float64{"paceStepRequests": 0.3}},
+	{"paceStepRequests=1", map[string]float64{"paceStepRequests": 1}},
+	{"paceProbe=0.01", map[string]float64{"paceProbe": 0.01}},
+	{"slowStartDoubling=1.5", map[string]float64{"slowStartDoubling": 1.5}},
+	// The bare 429's law (the limiter model).
+	{"bareMargin=0.1", map[string]float64{"bareMargin": 0.1}},
+	{"regainRequests=20", map[string]float64{"regainRequests": 20}},
+	{"bareProbe=0.005", map[string]float64{"bareProbe": 0.005}},
+	{"bareProbe=0.02", map[string]float64{"bareProbe": 0.02}},
+	{"measureRequests=5", map[string]float64{"measureRequests": 5}},
+	{"measuredRequests=1,minMeasured=0", map[string]float64{"measuredRequests": 1, "minMeasured": 0}},
+	{"measuredRequests=10", map[string]float64{"measuredRequests": 10}},
+	{"maxBackground=0", map[string]float64{"maxBackground": 0}},
+	{"backgroundMemory=0.5", map[string]float64{"backgroundMemory": 0.5}},
+	{"shareTolerance=2", map[string]float64{"shareTolerance": 2}},
+	{"streakGrowth=1", map[string]float64{"streakGrowth": 1}},
+	{"maxStreakGrowths=4", map[string]float64{"maxStreakGrowths": 4}},
+	{"maxStreakGrowths=5", map[string]float64{"maxStreakGrowths": 5}},
+	{"maxStreakGrowths=6", map[string]float64{"maxStreakGrowths": 6}},
+	{"streakGrowth=1.5,maxStreakGrowths=3", map[string]float64{"streakGrowth": 1.5}},
+	{"streakGrowth=1.5,maxStreakGrowths=4", map[string]float64{"streakGrowth": 1.5, "maxStreakGrowths": 4}},
+	{"streakGrowth=1.5,maxStreakGrowths=5", map[string]float64{"streakGrowth": 1.5, "maxStreakGrowths": 5}},
+}
+
+// TestPacerVariants runs every variant of the pacer's tuning (pacerVariants)
+// through the limiter model's 21 cells (TestScore with SCORE_EXTRA, over
+// VARIANTS_SCORE_SEEDS seeds, 20 unless set) and the fleet model
+// (TestFleetDistribution, over VARIANTS_FLEET_SEEDS seeds, 20 unless set),
+// and stores each variant's figures with their provenance in the file
+// VARIANTS_JSON names, for the table of docs/benchmarks.md:
+//
+//	VARIANTS_JSON=docs/pacer-variants.json go test -run TestPacerVariants ./retry/
+//
+// It asserts nothing, and runs only when VARIANTS_JSON is set.
+func TestPacerVariants(t *testing.T) {
+	path := os.Getenv("VARIANTS_JSON")
+	if path == "" {
+		t.Skip("set VARIANTS_JSON to run")
+	}
+	seeds := func(env string) int {
+		if n, err := strconv.Atoi(os.Getenv(env)); err == nil && n > 0 {
+			return n
+		}
+		return 20
+	}
+	scoreSeeds, fleetSeeds := seeds("VARIANTS_SCORE_SEEDS"), seeds("VARIANTS_FLEET_SEEDS")
+	command := fmt.Sprintf("VARIANTS_SCORE_SEEDS=%d VARIANTS_FLEET_SEEDS=%d VARIANTS_JSON=%s go test -run TestPacerVariants ./retry/", scoreSeeds, fleetSeeds, path)
+	stored := struct {
+		scenario.Provenance
+		ScoreSeeds int              `json:"score_seeds"`
+		FleetSeeds int              `json:"fleet_seeds"`
+		Runs       []map[string]any `json:"runs"`
+	}{Provenance: scenario.NewProvenance(strings.Fields(command)), ScoreSeeds: scoreSeeds, FleetSeeds: fleetSeeds}
+	ours := string(scenario.Ours)
+	for _, v := range pacerVariants {
+		restore, err := retry.SetTuning(v.set)
+		require.NoError(t, err, v.name)
+		// The limiter model: each cell's worst seed, and per variant the
+		// cells missing a goal, the worst of them and the sum of how far
+		// each missing cell is past its goals (its worst ratio − 1).
+		failing, excess, worst, worstCell := 0, 0.0, scenario.Ratio(0), ""
+		for _, sc := range scoreCellsOver(t, matrixCells(true), scoreSeeds) {
+			run := map[string]any{
+				"scenario": sc.cell.Name, "exporter": ours, "model": "score", "variant": v.name,
+				"worst": sc.worst.Worst, "met": boolFigure(sc.worst.Met()),
+				"requests": sc.figures.Requests, "refused_share": share(sc.figures.Refused, sc.figures.Requests),
+				"delivered": boolFigure(!math.IsInf(float64(sc.worst.Worst), 0)),
+			}
+			if sc.figures.Used != nil {
+				run["used"] = *sc.figures.Used
+			}
+			if sc.figures.DeliverySeconds != nil {
+				run["delivery_seconds"] = *sc.figures.DeliverySeconds
+			}
+			stored.Runs = append(stored.Runs, run)
+			if !sc.worst.Met() {
+				failing++
+				excess += float64(sc.worst.Worst) - 1
+			}
+			if sc.worst.Worst > worst {
+				worst, worstCell = sc.worst.Worst, sc.cell.Name
+			}
+		}
+		stored.Runs = append(stored.Runs, map[string]any{
+			"scenario": "score", "exporter": ours, "variant": v.name,
+			"failing": failing, "worst": worst, "worst_cell": worstCell, "excess": scenario.Ratio(excess),
+		})
+		// The fleet model: every seed.
+		var fair []float64
+		for seed := range uint64(fleetSeeds) { //nolint:gosec // G115: seeds are small and never negative
+			f := simulateFleet(t, defaultFleetSim(), seed)
+			stored.Runs = append(stored.Runs, map[string]any{
+				"scenario": "fleet-model", "exporter": ours, "variant": v.name, "run": seed,
+				"fairness": f.Fairness, "after_window_rps": f.AfterWindow, "peak_rps_after_window": f.Peak,
+				"refused_share": share(f.Refused, f.Requests), "lost": f.Lost,
+			})
+			fair = append(fair, f.Fairness)
+		}
+		restore()
+		slices.Sort(fair)
+		t.Logf("%-38s failing %2d, worst %-36s %5.2f, excess %5.1f; fleet fairness median %.3f",
+			v.name, failing, worstCell, worst, excess, scenario.Median(fair))
+	}
+	stored.Finish()
+	b, err := json.MarshalIndent(stored, "", "  ")
+	require.NoError(t, err)
+	if !filepath.IsAbs(path) {
+		path = filepath.Join("..", path) // from the repository's root, where the command runs
+	}
+	require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o600)) //nolint:gosec // G703: the file the developer named in VARIANTS_JSON
+}
+
+func boolFigure(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func share(part, whole int) float64 {
+	if whole == 0 {
+		return 0
+	}
+	return float64(part) / float64(whole)
+}

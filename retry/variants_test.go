@@ -13,7 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/otlphttpretry/otlphttpretry/internal/scenario"
@@ -63,13 +65,13 @@ var pacerVariants = []pacerVariant{
 // VARIANTS_SCORE_SEEDS seeds, 20 unless set) and the fleet model
 // (TestFleetDistribution, over VARIANTS_FLEET_SEEDS seeds, 20 unless set),
 // and stores each variant's figures with their provenance in the file
-// VARIANTS_JSON names, for the table of docs/benchmarks.md. The cells
+// VARIANTS_JSON names, for the tables of docs/benchmarks.md. The cells
 // whose limiter answers with RateLimit fields, and the shedding cell, do
 // not give the same figures on every run of the same seed (goroutines
-// waking at the same virtual instant), so one stored run is one draw there:
+// waking at the same virtual instant), so one stored run is one draw
+// there. The stored run, from the repository's root:
 //
-//
-//	VARIANTS_JSON=docs/pacer-variants.json go test -run TestPacerVariants ./retry/
+//	VARIANTS_SCORE_SEEDS=20 VARIANTS_FLEET_SEEDS=20 VARIANTS_JSON=docs/pacer-variants.json go test -run TestPacerVariants ./retry/
 //
 // It asserts nothing, and runs only when VARIANTS_JSON is set.
 func TestPacerVariants(t *testing.T) {
@@ -169,4 +171,33 @@ func share(part, whole int) float64 {
 		return 0
 	}
 	return float64(part) / float64(whole)
+}
+
+// TestSetTuningChangesThePacer: a variant set with retry.SetTuning reaches
+// the pacers (without the spacing of bare 429s in a row, the 10 s window
+// is refused more), and restoring it gives the default's figures again.
+func TestSetTuningChangesThePacer(t *testing.T) {
+	var c scenario.Cell
+	for _, m := range matrixCells(false) {
+		if m.Name == "fixed-window-10s/none/5rps/1000" {
+			c = m
+		}
+	}
+	require.NotEmpty(t, c.Name)
+	run := func() (f cellFigures) {
+		synctest.Test(t, func(*testing.T) { f = runScore(newCellModel(c), 0, false) })
+		return f
+	}
+	before := run()
+	restore, err := retry.SetTuning(map[string]float64{"streakGrowth": 1})
+	require.NoError(t, err)
+	without := run()
+	restore()
+	after := run()
+	assert.Greater(t, without.Refused, before.Refused, "refusals without the spacing")
+	assert.Equal(t, before.Refused, after.Refused, "refusals after restoring the default")
+	assert.Equal(t, before.Requests, after.Requests, "requests after restoring the default")
+
+	_, err = retry.SetTuning(map[string]float64{"paceCutt": 0.5})
+	require.ErrorContains(t, err, `no tuning value "paceCutt"`)
 }

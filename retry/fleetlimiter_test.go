@@ -4,14 +4,18 @@
 package retry_test
 
 import (
+	"encoding/json"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/otlphttpretry/otlphttpretry/internal/limiter"
+	"github.com/otlphttpretry/otlphttpretry/internal/scenario"
 )
 
 // bareFleetSim is the fleet of 50 (defaultFleetSim) against a request-rate
@@ -53,16 +57,31 @@ func TestFleetBehindABareRequestLimiter(t *testing.T) {
 
 // TestFleetBareDistribution logs the fleet's figures behind the bare
 // request-rate limiter over many seeds (set FLEET_BARE_SEEDS to how many)
-// and their spread; it asserts nothing.
+// and their spread; it asserts nothing. With FLEET_BARE_JSON set to a
+// file, it also stores every seed's figures there with their provenance,
+// for the figures of docs/benchmarks.md:
+//
+//	FLEET_BARE_SEEDS=20 FLEET_BARE_JSON=docs/fleet-bare-model.json go test -run TestFleetBareDistribution ./retry/
 func TestFleetBareDistribution(t *testing.T) {
 	n, _ := strconv.ParseUint(os.Getenv("FLEET_BARE_SEEDS"), 10, 16)
 	if n == 0 {
 		t.Skip("set FLEET_BARE_SEEDS to run")
 	}
+	path := os.Getenv("FLEET_BARE_JSON")
+	stored := struct {
+		scenario.Provenance
+		Runs []map[string]any `json:"runs"`
+	}{Provenance: scenario.NewProvenance([]string{"FLEET_BARE_SEEDS=" + strconv.FormatUint(n, 10), "FLEET_BARE_JSON=" + path, "go", "test", "-run", "TestFleetBareDistribution", "./retry/"})}
 	var after, fair, refused, delivery []float64
 	for seed := range n {
 		f := simulateFleet(t, bareFleetSim(), seed)
 		t.Logf("seed %2d: %s", seed, f)
+		stored.Runs = append(stored.Runs, map[string]any{
+			"scenario": "fleet-bare-model", "exporter": string(scenario.Ours), "run": seed,
+			"fairness": f.Fairness, "after_window_rps": f.AfterWindow, "peak_rps_after_window": f.Peak,
+			"requests": f.Requests, "refused": f.Refused, "refused_share": share(f.Refused, f.Requests),
+			"lost": f.Lost, "delivery_seconds": f.Delivery.Seconds(),
+		})
 		after = append(after, float64(f.AfterWindow))
 		fair = append(fair, f.Fairness)
 		refused = append(refused, 100*float64(f.Refused)/float64(f.Requests))
@@ -74,4 +93,13 @@ func TestFleetBareDistribution(t *testing.T) {
 	}
 	t.Logf("min / median / max over %d seeds: first second after the window %s requests; fairness %s; refused %s %%; delivered in %s s",
 		n, spread(after), spread(fair), spread(refused), spread(delivery))
+	if path != "" {
+		stored.Finish()
+		b, err := json.MarshalIndent(stored, "", "  ")
+		require.NoError(t, err)
+		if !filepath.IsAbs(path) {
+			path = filepath.Join("..", path) // from the repository's root, where the command runs
+		}
+		require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o600)) //nolint:gosec // G703: the file the developer named in FLEET_BARE_JSON
+	}
 }

@@ -5,10 +5,12 @@ package retry_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -363,12 +365,21 @@ func TestLimiterModelTimesOut(t *testing.T) {
 // cells whose names contain one of its comma-separated parts) and prints
 // each cell's figures per seed, its medians, whether the issue's goals
 // that need no core exporter are met, and the worst cell. It asserts
-// nothing.
+// nothing. With LIMITER_JSON set to a file, it also stores every seed's
+// figures there with their provenance, for the figures of
+// docs/benchmarks.md:
+//
+//	LIMITER_SEEDS=10 LIMITER_JSON=docs/limiter-model.json go test -run TestLimiterMatrix ./retry/
 func TestLimiterMatrix(t *testing.T) {
 	n, _ := strconv.ParseUint(os.Getenv("LIMITER_SEEDS"), 10, 16)
 	if n == 0 {
 		t.Skip("set LIMITER_SEEDS to run")
 	}
+	path := os.Getenv("LIMITER_JSON")
+	stored := struct {
+		scenario.Provenance
+		Runs []map[string]any `json:"runs"`
+	}{Provenance: scenario.NewProvenance([]string{"LIMITER_SEEDS=" + strconv.FormatUint(n, 10), "LIMITER_JSON=" + path, "go", "test", "-run", "TestLimiterMatrix", "./retry/"})}
 	byName := map[string]cellFigures{}
 	var verdicts []scenario.Verdict
 	for _, c := range modelCells() {
@@ -379,6 +390,18 @@ func TestLimiterMatrix(t *testing.T) {
 				t.Logf("%-38s seed %2d: %s", c.Name, seed, f)
 			}
 			runs = append(runs, f)
+			run := map[string]any{
+				"scenario": c.Name, "exporter": string(scenario.Ours), "model": "limiter", "run": seed,
+				"requests": f.Requests, "refused": f.Refused, "refused_share": share(f.Refused, f.Requests),
+				"spans": f.Spans, "lost": f.Lost, "dropped": f.Dropped, "late": f.Late,
+			}
+			if f.Used != nil {
+				run["used"] = *f.Used
+			}
+			if f.DeliverySeconds != nil {
+				run["delivery_seconds"] = *f.DeliverySeconds
+			}
+			stored.Runs = append(stored.Runs, run)
 		}
 		med := medianCell(runs)
 		byName[c.Name] = med
@@ -410,6 +433,15 @@ func TestLimiterMatrix(t *testing.T) {
 		return 0
 	})
 	t.Logf("worst cell: %s: %s", worst.Cell, worst.Missed())
+	if path != "" && os.Getenv("LIMITER_CELLS") == "" {
+		stored.Finish()
+		b, err := json.MarshalIndent(stored, "", "  ")
+		require.NoError(t, err)
+		if !filepath.IsAbs(path) {
+			path = filepath.Join("..", path) // from the repository's root, where the command runs
+		}
+		require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o600)) //nolint:gosec // G703: the file the developer named in LIMITER_JSON
+	}
 }
 
 // medianCell is the run whose delivery time is the median (undelivered

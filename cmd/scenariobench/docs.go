@@ -36,6 +36,8 @@ package main
 //	                               median of the pairs' ratios ours ÷ core
 //	fleet FILE                     the fleet's medians and ratios
 //	matrix FILE                    the limiter matrix's table and worst cells (-matrix-table)
+//	met FILE EXPORTER              in how many of the exporter's (ours, core) runs of
+//	                               the limiter matrix's cells every goal was met: "10 of 13"
 //	gobench FILE                   the Go micro-benchmarks (cmd/benchjson's JSON)
 //
 // FILES is one JSON file of docs/ or several, comma-separated, whose runs
@@ -256,6 +258,11 @@ func (r *figureRenderer) render(spec string) (string, error) {
 			return "", err
 		}
 		return b.String(), nil
+	case "met":
+		if len(args) != 1 || exporterNames[args[0]] == "" {
+			return "", errors.New("met wants FILE ours|core")
+		}
+		return metCells(filepath.Join(r.dir, files[0]), exporterNames[args[0]])
 	case "gobench":
 		return r.goBench(files[0])
 	}
@@ -307,6 +314,9 @@ var pairKeys = []string{"run", "pair", "round"}
 
 // value renders one figure: STAT of the field over the runs SELECTOR picks.
 func (r *figureRenderer) value(files []string, selector, stat, format string) (string, error) {
+	// In a markdown table a "|" in the comment is written "\|", as GFM
+	// splits a row's cells at every unescaped "|", inside comments too.
+	selector = strings.ReplaceAll(selector, `\|`, "|")
 	sep := "/"
 	if strings.Contains(selector, "|") {
 		sep = "|" // a scenario name of the limiter matrix holds "/"

@@ -145,3 +145,30 @@ func TestUnaccountedFigures(t *testing.T) {
 	assert.Equal(t, []string{"4.2 %", "0.895", "8.0 s", "1.5 ×", "12.5 MiB"}, got)
 	assert.Equal(t, []string{"TestX"}, checkers)
 }
+
+// TestDocFiguresOfTheMatrix: "met" counts the cells of a stored matrix run
+// whose every goal an exporter met (as -matrix-table judges them), and a
+// selector may escape its "|" as "\|" (in a markdown table's cell).
+func TestDocFiguresOfTheMatrix(t *testing.T) {
+	r := &figureRenderer{dir: filepath.Join("..", "..", "docs"), cache: map[string]map[string]any{}}
+	if _, err := os.Stat(filepath.Join(r.dir, "scenariobench-matrix-before.json")); err != nil {
+		t.Skip(err)
+	}
+	// Before issue 15: ours met its goals in the bytes bucket, the 10 s
+	// window and the unlimited reference; core in the reference alone.
+	got, err := r.render("met scenariobench-matrix-before.json ours")
+	require.NoError(t, err)
+	assert.Equal(t, "3 of 13", got)
+	got, err = r.render("met scenariobench-matrix-before.json core")
+	require.NoError(t, err)
+	assert.Equal(t, "1 of 13", got)
+	_, err = r.render("met scenariobench-matrix-before.json both")
+	require.Error(t, err)
+
+	got, err = r.render(`v scenariobench-matrix-before.json gcra/none/2rps/5000\|ours\|requests max f0`)
+	require.NoError(t, err)
+	assert.Equal(t, "45", got)
+	got2, err := r.render(`v scenariobench-matrix-before.json gcra/none/2rps/5000|ours|requests max f0`)
+	require.NoError(t, err)
+	assert.Equal(t, got, got2)
+}

@@ -158,13 +158,24 @@ func withoutCells(scenarios []scenario.Scenario, runs []scenario.Figures) (other
 // the current ones of the same names (a cell's name says its kind, hint,
 // rate and batch).
 func printStoredMatrix(w io.Writer, path string) error {
-	b, err := os.ReadFile(path)
+	scenarios, runs, m, err := judgeStoredMatrix(path)
 	if err != nil {
 		return err
 	}
+	printMatrix(w, scenarios, runs, m)
+	return nil
+}
+
+// judgeStoredMatrix reads a stored run and judges its cells of the
+// limiter matrix as -matrix-table does.
+func judgeStoredMatrix(path string) ([]scenario.Scenario, []scenario.Figures, *matrixReport, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	var rep report
 	if err := json.Unmarshal(b, &rep); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return nil, nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	var scenarios []scenario.Scenario
 	seen := map[string]bool{}
@@ -179,8 +190,30 @@ func printStoredMatrix(w io.Writer, path string) error {
 	}
 	m := judgeMatrix(scenarios, rep.Runs)
 	if m == nil {
-		return fmt.Errorf("%s: no run of a cell of the limiter matrix", path)
+		return nil, nil, nil, fmt.Errorf("%s: no run of a cell of the limiter matrix", path)
 	}
-	printMatrix(w, scenarios, rep.Runs, m)
-	return nil
+	return scenarios, rep.Runs, m, nil
+}
+
+// metCells says in how many of an exporter's judged runs of the cells of a
+// stored matrix run every goal was met: "10 of 13".
+func metCells(path, exporter string) (string, error) {
+	_, _, m, err := judgeStoredMatrix(path)
+	if err != nil {
+		return "", err
+	}
+	met, all := 0, 0
+	for _, v := range m.Verdicts {
+		if v.Exporter != exporter {
+			continue
+		}
+		all++
+		if v.Met() {
+			met++
+		}
+	}
+	if all == 0 {
+		return "", fmt.Errorf("%s: no run of %s", path, exporter)
+	}
+	return fmt.Sprintf("%d of %d", met, all), nil
 }

@@ -43,7 +43,8 @@ package main
 // FILES is one JSON file of docs/ or several, comma-separated, whose runs
 // are taken together. SELECTOR is scenario|exporter|field[|key=value…]
 // (with "|" between the parts, as a scenario's name may hold "/"; "/" is
-// read the same when the name has none): the scenario's name or a
+// read the same when the name has none; in a markdown table's row "\|",
+// as GFM splits cells at every unescaped "|"): the scenario's name or a
 // path.Match pattern of names ("fleet" for the fleet's runs), ours, core or ratio
 // (the ratio ours ÷ core of each pair: the two runs of the same run number),
 // a field of the JSON's runs, and filters on other fields (encode_at=auto).

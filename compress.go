@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 
 	"github.com/golang/snappy"
@@ -22,16 +23,69 @@ type resetWriter interface {
 	Reset(io.Writer)
 }
 
-// compressors are pooled per type and level: building a gzip writer costs
-// hundreds of kilobytes, more than compressing a typical batch. gzip and
-// zlib are klauspost/compress's, API-compatible with the standard
-// library's (which confighttp uses) and faster at the same level (see
-// BenchmarkCompress).
-var compressorPools sync.Map // compressorKey -> *sync.Pool
+// compressors are kept per type and level, with the buffer they last
+// wrote into: building a gzip writer costs hundreds of kilobytes, more than
+// compressing a typical batch. gzip and zlib are klauspost/compress's,
+// API-compatible with the standard library's (which confighttp uses) and
+// faster at the same level (see BenchmarkCompress).
+//
+// Not a sync.Pool: every garbage collection empties one, and under a
+// steady load of small requests the collector collects several times
+// between two batches, so each batch built its writer again (profiled end
+// to end: the writer's tables were most of the exporter's allocation, and
+// the heap growth and page faults they brought cost more than the rest of
+// forming the batch). A few writers (at most compressorsKept per type and
+// level) are kept for the process's life instead.
+var compressorPools sync.Map // compressorKey -> chan *compressorState
+
+// compressorsKept bounds the writers kept per type and level: as many as
+// formations can run at once on the processors, at least 2.
+var compressorsKept = max(2, runtime.GOMAXPROCS(0))
+
+// maxKeptBuffer bounds the output buffer kept with a writer: a batch
+// larger once compressed gets a buffer of its own.
+const maxKeptBuffer = 4 << 20
+
+// compressorState is a writer and the buffer it last wrote into.
+type compressorState struct {
+	w   resetWriter
+	buf bytes.Buffer
+}
 
 type compressorKey struct {
 	typ   configcompression.Type
 	level configcompression.Level
+}
+
+// getCompressor takes a kept writer for k, or builds one.
+func getCompressor(k compressorKey) (*compressorState, chan *compressorState, error) {
+	v, ok := compressorPools.Load(k)
+	if !ok {
+		v, _ = compressorPools.LoadOrStore(k, make(chan *compressorState, compressorsKept))
+	}
+	kept := v.(chan *compressorState)
+	select {
+	case c := <-kept:
+		return c, kept, nil
+	default:
+	}
+	w, err := newResetWriter(k)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &compressorState{w: w}, kept, nil
+}
+
+// putCompressor keeps c for the next batch, unless enough are kept.
+func putCompressor(kept chan *compressorState, c *compressorState) {
+	c.buf.Reset()
+	if c.buf.Cap() > maxKeptBuffer {
+		c.buf = bytes.Buffer{}
+	}
+	select {
+	case kept <- c:
+	default:
+	}
 }
 
 func newResetWriter(k compressorKey) (resetWriter, error) {
@@ -69,30 +123,25 @@ func compressChunks(typ configcompression.Type, level configcompression.Level, c
 	for _, c := range chunks {
 		size += len(c)
 	}
-	k := compressorKey{typ, level}
-	pool, _ := compressorPools.LoadOrStore(k, &sync.Pool{})
-	w, _ := pool.(*sync.Pool).Get().(resetWriter)
-	if w == nil {
-		var err error
-		if w, err = newResetWriter(k); err != nil {
+	c, kept, err := getCompressor(compressorKey{typ, level})
+	if err != nil {
+		return nil, err
+	}
+	defer putCompressor(kept, c)
+	c.buf.Grow(size / 4)
+	c.w.Reset(&c.buf)
+	for _, chunk := range chunks {
+		if _, err := c.w.Write(chunk); err != nil {
 			return nil, err
 		}
 	}
-	defer pool.(*sync.Pool).Put(w)
-	var buf bytes.Buffer
-	buf.Grow(size / 4)
-	w.Reset(&buf)
-	for _, c := range chunks {
-		if _, err := w.Write(c); err != nil {
-			return nil, err
-		}
-	}
-	if err := w.Close(); err != nil {
+	if err := c.w.Close(); err != nil {
 		return nil, err
 	}
 	// The payload keeps these bytes, possibly for long in a queue while the
-	// destination is held: keep exactly them, not the buffer's spare room.
-	return bytes.Clone(buf.Bytes()), nil
+	// destination is held: keep exactly them, not the buffer, which the
+	// next batch reuses.
+	return bytes.Clone(c.buf.Bytes()), nil
 }
 
 func levelOr(l configcompression.Level, def int) int {

@@ -113,9 +113,7 @@ func (l *lines) serve(key string, ln *line) {
 			return
 		}
 		if reason, _ := gate.State(); reason == retry.HoldNone || l.closed {
-			rest := ln.parked
-			ln.parked = nil
-			delete(l.m, key)
+			rest := l.detachLocked(key, ln)
 			l.mu.Unlock()
 			for _, q := range rest {
 				l.requeue(q)
@@ -137,9 +135,7 @@ func (l *lines) serve(key string, ln *line) {
 		if !finished {
 			// Shutdown: the rest stays where it is kept.
 			l.mu.Lock()
-			rest := ln.parked
-			ln.parked = nil
-			delete(l.m, key)
+			rest := l.detachLocked(key, ln)
 			l.mu.Unlock()
 			for _, q := range rest {
 				l.dropOnShutdown(q)
@@ -147,6 +143,15 @@ func (l *lines) serve(key string, ln *line) {
 			return
 		}
 	}
+}
+
+// detachLocked ends the line: it leaves the map, and its parked batches
+// are returned for the caller to hand on once l.mu is released.
+func (l *lines) detachLocked(key string, ln *line) []*payload {
+	rest := ln.parked
+	ln.parked = nil
+	delete(l.m, key)
+	return rest
 }
 
 // requeue puts q back into the queue and out of its line; shutting down,

@@ -114,19 +114,33 @@ func (e *baseExporter) start(ctx context.Context, host component.Host) error {
 	}
 	e.client, e.idleCloser = client, closer
 	e.tel.host = host
-	if e.holds, err = openHoldStore(ctx, host, e.cfg, e.set.ID, e.signal.name, e.set.Logger, e.clock.Now()); err != nil {
+	if e.holds, err = openHoldStore(ctx, host, e.cfg, e.set.ID, e.signal.name, e.set.Logger, e.clock); err != nil {
 		return err
 	}
 	if e.lines != nil {
 		e.lines.store = e.holds
 	}
 	if e.holds != nil {
-		e.loops.setAttach(func(partition string, gate *retry.Gate) func() {
+		e.loops.setAttach(func(partition string, loop *retry.Loop) func() {
 			key := partitionGateKey(e.gateBase, partition)
+			gate, pacer := loop.Gate(), loop.Pacer()
 			if h, ok := e.holds.restored(key); ok && gate.Restore(h) {
 				e.tel.holdRestored(h)
 			}
-			return gate.Watch(func(h retry.Hold) { e.holds.put(key, h) })
+			if k, ok := e.holds.restoredPace(key); ok && pacer.Restore(k) {
+				e.tel.paceRestored(pacer)
+			}
+			stopHold := gate.Watch(func(h retry.Hold) { e.holds.put(key, h) })
+			stopPace := pacer.WatchKept(func(k retry.KeptPace) { e.holds.putPace(key, k) })
+			return func() {
+				stopHold()
+				stopPace()
+				// What was counted since the last change, kept for the
+				// next process (written at the latest at close).
+				if pacer != nil {
+					e.holds.putPace(key, pacer.Kept())
+				}
+			}
 		})
 	}
 	return e.tel.registerGauges(e.loops, e.lines.waiting)

@@ -27,9 +27,9 @@ type loops struct {
 	mu      sync.Mutex
 	m       map[string]*partitionLoop
 	stopped bool
-	// attach, once set (setAttach), runs on every partition's gate and
-	// returns what undoes it.
-	attach func(partition string, gate *retry.Gate) (detach func())
+	// attach, once set (setAttach), runs on every partition's loop (its
+	// gate and pacer) and returns what undoes it.
+	attach func(partition string, loop *retry.Loop) (detach func())
 }
 
 type partitionLoop struct {
@@ -39,14 +39,14 @@ type partitionLoop struct {
 	inflight int
 }
 
-// setAttach runs f on the gate of every partition, now and as they are
+// setAttach runs f on the loop of every partition, now and as they are
 // made; what f returns runs when the partition is let go.
-func (l *loops) setAttach(f func(partition string, gate *retry.Gate) func()) {
+func (l *loops) setAttach(f func(partition string, loop *retry.Loop) func()) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.attach = f
 	for p, pl := range l.m {
-		pl.detach = f(p, pl.loop.Gate())
+		pl.detach = f(p, pl.loop)
 	}
 }
 
@@ -97,7 +97,7 @@ func (l *loops) getLocked(partition string) *partitionLoop {
 	}
 	pl := &partitionLoop{loop: loop, release: release}
 	if l.attach != nil {
-		pl.detach = l.attach(partition, loop.Gate())
+		pl.detach = l.attach(partition, loop)
 	}
 	l.m[partition] = pl
 	return pl

@@ -311,6 +311,19 @@ func (t *telemetry) holdRestored(h retry.Hold) {
 	}
 }
 
+// paceRestored logs a pace kept from before the restart, once per
+// partition's pacer that resumed it: the destination (its URL redacted)
+// and the pace, no partition's value.
+func (t *telemetry) paceRestored(p *retry.Pacer) {
+	k := p.Kept()
+	fields := []zap.Field{zap.String("endpoint", t.endpoint), zap.String("mode", k.Mode), zap.Float64("items_per_second", p.Rate())}
+	if k.Concurrency > 0 {
+		fields = append(fields, zap.Int("concurrency_limit", k.Concurrency))
+	}
+	t.set.Logger.Info("Pacing, as before the restart: the previous process had learned this pace from the destination's refusals; "+
+		"requests leave at it instead of all at once", fields...)
+}
+
 func (t *telemetry) holdEnded(e retry.Event) {
 	switch e.Held {
 	case retry.HoldThrottle:

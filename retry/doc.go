@@ -42,7 +42,9 @@
 //
 //   - Remember and partition: a Gate's Snapshot and Watch give its Hold
 //     (reason, end, failures, Version) and Restore puts a kept one back
-//     after a restart. WithYield lets a run leave the loop
+//     after a restart; a Pacer's Kept and WatchKept give its learned pace
+//     as a KeptPace (IsZero when nothing is learned), and its Restore
+//     resumes a kept one. WithYield lets a run leave the loop
 //     instead of waiting at a held gate (its outcome then carries
 //     ErrYielded), so that a sender with a bounded pool of workers shared
 //     by many partitions waits for a held one elsewhere.

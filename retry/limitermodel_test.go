@@ -52,6 +52,8 @@ type cellModel struct {
 	// Trace, when set, sees every attempt: when it left, when it was
 	// answered, with what, and the pacer's rate right after.
 	Trace func(sent, answered time.Time, status int, rate float64)
+	// Loop, when set, is given the loop before the load starts.
+	Loop func(*retry.Loop)
 }
 
 // newCellModel is the exporter's defaults (10 consumers, a queue of 1 000)
@@ -155,6 +157,9 @@ func (m cellModel) run(seed uint64) cellFigures {
 		}
 	})
 	loop.SetRandom((&lockedRand{r: rand.New(rand.NewPCG(seed, 0x63656c6c))}).Float64)
+	if m.Loop != nil {
+		m.Loop(loop)
+	}
 
 	load := c.Load()
 	if spec.Kind == limiter.FixedWindow {

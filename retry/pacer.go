@@ -43,6 +43,14 @@ type Pacer struct {
 	// the next answer.
 	inFlight int
 	answered chan struct{}
+
+	// watchers are told of the changes of the pace worth keeping across a
+	// restart (pacekeep.go): kept is the curve they were last told of, and
+	// keptVersion counts them.
+	watchers    map[int]func(KeptPace)
+	nextWatcher int
+	kept        keptCurve
+	keptVersion uint64
 }
 
 // newPacer returns an unlimited pacer.
@@ -150,7 +158,7 @@ func (p *Pacer) unanswered() {
 		return
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	p.quota.unanswered()
 	p.answerLocked()
 	p.rate = p.rate.answeredPending()
@@ -177,7 +185,7 @@ func (p *Pacer) accepted(now time.Time, items, inFlight int, rl RateLimit) (dist
 		return false
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	p.answerLocked()
 	distrusted = p.quota.observe(now, rl, p.cfg.RateLimitHeaders, answerAccepted)
 	p.rate = p.rate.At(now, p.cfg.QuietPeriod).Accepted(now, items)
@@ -194,7 +202,7 @@ func (p *Pacer) refused(r refusedAnswer, rl RateLimit) {
 		return
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	r = p.measureLocked(r)
 	r.Quota = rl.Present && p.cfg.RateLimitHeaders
 	p.answerLocked()
@@ -234,7 +242,7 @@ func (p *Pacer) holdEnded(now time.Time, items int) {
 		return
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	p.rate = p.rate.At(now, p.cfg.QuietPeriod).HoldEnded(now, items)
 }
 
@@ -245,7 +253,7 @@ func (p *Pacer) observed(now time.Time, rl RateLimit) {
 		return
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	p.answerLocked()
 	p.quota.observe(now, rl, p.cfg.RateLimitHeaders, answerOther)
 	p.rate = p.rate.answeredPending()

@@ -41,8 +41,17 @@ var batchingMu sync.Mutex
 // set) and logs them always.
 func recordBatching(t *testing.T, name string, fields map[string]any) {
 	t.Helper()
+	recordRun(t, "BATCHING_OUT", batchingTests(), name, fields)
+}
+
+// recordRun stores fields as a run of scenario name in the JSON file the
+// environment variable env names, when it is set, as recordBatching does
+// (tests: the tests that record into it, for the stored command), and
+// logs them always.
+func recordRun(t *testing.T, env string, tests []string, name string, fields map[string]any) {
+	t.Helper()
 	t.Logf("figures of %s: %v", name, fields)
-	out := os.Getenv("BATCHING_OUT")
+	out := os.Getenv(env)
 	if out == "" || t.Failed() {
 		return
 	}
@@ -53,8 +62,12 @@ func recordBatching(t *testing.T, name string, fields map[string]any) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		doc.Provenance = bench.NewProvenance(nil)
-		doc.Command = "BATCHING_OUT=" + filepath.Base(out) + " OTELCOL_BIN=build/otelcol-retry/otelcol-retry go test -tags e2e -run '" +
-			strings.Join(batchingTests(), "|") + "' ./internal/e2e/"
+		bin := "build/otelcol-retry/otelcol-retry"
+		if b := os.Getenv("OTELCOL_BIN"); b != "" {
+			bin = b
+		}
+		doc.Command = env + "=" + filepath.Base(out) + " OTELCOL_BIN=" + bin + " go test -tags e2e -run '" +
+			strings.Join(tests, "|") + "' ./internal/e2e/"
 	case err != nil:
 		t.Fatal(err)
 	default:

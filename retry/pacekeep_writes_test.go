@@ -74,7 +74,8 @@ func TestBoundedWrites(t *testing.T) {
 // TestKeptPaceWrites measures how often a pace changes in a way worth
 // writing (a cut, a concurrency limit: Pacer.WatchKept) in every cell of
 // the limiter model, and the writes the exporter's bound leaves of them
-// (at most one a second after the first). Opt-in: PACE_WRITES_SEEDS seeds
+// (at most one a second after the first), over the run (the load, and
+// the delivery after it). Opt-in: PACE_WRITES_SEEDS seeds
 // per cell; PACE_WRITES_JSON stores the runs (from the repository root):
 //
 //	PACE_WRITES_SEEDS=3 PACE_WRITES_JSON=docs/pace-writes-model.json go test -run TestKeptPaceWrites ./retry/
@@ -103,7 +104,16 @@ func TestKeptPaceWrites(t *testing.T) {
 			}
 			f := simulateCell(t, m, seed)
 			stop()
-			secs := c.Load().Duration().Seconds()
+			// Over the run: from the load's start to its end, or to the
+			// delivery, or to the last change, whichever is last.
+			end := f.Start.Add(c.Load().Duration())
+			if f.Complete.After(end) {
+				end = f.Complete
+			}
+			if n := len(changes); n > 0 && changes[n-1].After(end) {
+				end = changes[n-1]
+			}
+			secs := end.Sub(f.Start).Seconds()
 			most := 0
 			for i := range changes {
 				k := i
@@ -113,13 +123,12 @@ func TestKeptPaceWrites(t *testing.T) {
 				most = max(most, k-i)
 			}
 			writes := boundedWrites(changes)
-			t.Logf("%-38s seed %d: %3d changes worth writing over the %.0f s load (%.2f/s, at most %d in a second), %3d writes (%.2f/s); %d requests",
+			t.Logf("%-38s seed %d: %3d changes worth writing over the %.1f s run (%.2f/s, at most %d in a second), %3d writes (%.2f/s); %d requests",
 				c.Name, seed, len(changes), secs, float64(len(changes))/secs, most, writes, float64(writes)/secs, f.Requests)
-			t.Logf("%s", f)
 			stored.Runs = append(stored.Runs, map[string]any{
 				"scenario": c.Name, "exporter": string(scenario.Ours), "model": "limiter", "run": seed,
 				"changes": len(changes), "changes_per_s": float64(len(changes)) / secs, "most_changes_in_a_second": most,
-				"writes": writes, "writes_per_s": float64(writes) / secs, "load_seconds": secs, "requests": f.Requests,
+				"writes": writes, "writes_per_s": float64(writes) / secs, "run_seconds": secs, "requests": f.Requests,
 			})
 		}
 	}

@@ -128,6 +128,8 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 			t.streakGrowth = v
 		case "maxStreakGrowths":
 			t.maxStreakGrowths = int(v)
+		case "backgroundStreak":
+			t.backgroundStreak = int(v)
 		default:
 			return nil, fmt.Errorf("no tuning value %q", name)
 		}

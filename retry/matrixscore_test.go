@@ -238,12 +238,30 @@ func scoreCellsOver(t *testing.T, cells []scenario.Cell, n int) []cellScore {
 // that bound the space further) over SCORE_SEEDS seeds, ours against the
 // core model on the same seed, and prints each cell's worst seed and the
 // worst cell (SCORE_CELLS: only the cells whose names contain one of its
-// comma-separated parts). It asserts nothing; TestPacerVariants stores
-// such runs for docs/benchmarks.md.
+// comma-separated parts; SCORE_TUNING: a variant of the pacer's tuning,
+// as "name=value,name=value" with the names of retry.SetTuning). It
+// asserts nothing; TestPacerVariants stores such runs for
+// docs/benchmarks.md.
 func TestScore(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("SCORE_SEEDS"))
 	if n == 0 {
 		t.Skip("set SCORE_SEEDS")
+	}
+	if set := os.Getenv("SCORE_TUNING"); set != "" {
+		values := map[string]float64{}
+		for kv := range strings.SplitSeq(set, ",") {
+			name, v, _ := strings.Cut(kv, "=")
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("SCORE_TUNING: %s: %v", kv, err)
+			}
+			values[name] = f
+		}
+		restore, err := retry.SetTuning(values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer restore()
 	}
 	fails := 0
 	worstName, worstVal := "", scenario.Ratio(0)

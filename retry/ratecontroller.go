@@ -115,6 +115,13 @@ type pacerTuning struct {
 	// refuses at random seldom refuses twice in a row.
 	streakGrowth     float64
 	maxStreakGrowths int
+	// backgroundStreak: a bare 429 that is the backgroundStreak-th or a
+	// later one in a row (rateState.Streak) does not count towards the
+	// background share. A window that ran out, or an emptied bucket,
+	// refuses several in a row every time; a backend that refuses 5 % at
+	// random refuses two in a row after one refusal in 20, three in a row
+	// after one in 400.
+	backgroundStreak int
 }
 
 // defaultTuning is the tuning every pacer runs with.
@@ -137,6 +144,7 @@ var defaultTuning = pacerTuning{
 	shareTolerance:    1.2,
 	streakGrowth:      2,
 	maxStreakGrowths:  3,
+	backgroundStreak:  3,
 }
 
 // tuning is the tuning the pacers run with: defaultTuning, but for the
@@ -411,13 +419,15 @@ func (s rateState) forgetTentative() rateState {
 }
 
 // background counts an answer towards the background share when the pace
-// is below a measured accepted rate.
+// is below a measured accepted rate, but for a bare 429 backgroundStreak or
+// more in a row: a limit that refuses everything for now, not a share
+// refused whatever the pace.
 func (s rateState) background(now time.Time, refused bool) rateState {
 	s.Answered++
 	if refused {
 		s.RefusedRun++
 	}
-	if s.Measured && s.Rate(now) <= s.Plateau {
+	if s.Measured && s.Rate(now) <= s.Plateau && (!refused || s.Streak < tuning.backgroundStreak) {
 		s.BackgroundAnswered++
 		if refused {
 			s.BackgroundRefused++
@@ -524,7 +534,12 @@ func (s rateState) Refused(r refusedAnswer) rateState {
 // Otherwise the pace drops a bareMargin below the rate the backend
 // accepted since the last cut (over the last acceptWindow when it accepted
 // nothing since), grossed up by the background share, and climbs back to
-// it over Regain.
+// it over Regain. With nothing accepted since the last cut nor within
+// acceptWindow (a 10 s window that ran out seconds ago), nothing is cut:
+// measured over the last acceptWindow the pace would fall to the floor,
+// one request a second, and take tens of seconds to climb back once the
+// backend takes requests again; the refusal holds the destination
+// instead (Policy), and spaced slows the requests that still go.
 func (s rateState) bareCut(r refusedAnswer, floor float64) rateState {
 	if s.Mode == rateUnlimited && r.Recent == 0 {
 		return s
@@ -541,6 +556,12 @@ func (s rateState) bareCut(r refusedAnswer, floor float64) rateState {
 		span := s.span(r.At, minBareSpan, acceptWindow).Seconds()
 		sent := max((1-tuning.firstBareCut)*float64(r.RecentSent)/span, floor)
 		return s.bare(r.At, sent, sent/(1-tuning.firstBareCut), false)
+	}
+	if s.AcceptedRun == 0 && r.Recent == 0 {
+		// Nothing accepted since the last cut, nor within acceptWindow:
+		// the refusal holds the destination (Policy), and says nothing of
+		// the rate the backend takes once it takes requests again.
+		return s
 	}
 	bg := s.Background()
 	if s.Measured && (s.Rate(r.At) <= s.Plateau || float64(s.RefusedRun) <= tuning.shareTolerance*bg*float64(s.Answered)) {
@@ -615,16 +636,17 @@ func (s rateState) restart(now time.Time, ceiling float64, mode rateMode) rateSt
 // in a row (Streak): to streakGrowth^(Streak-1) intervals at the pace
 // after it (at most streakGrowth^maxStreakGrowths), voiding the slots
 // booked before, so that a backend that refuses everything for now is
-// asked less and less often until it accepts again.
+// asked less and less often until it accepts again. The next slot is that
+// one even when slots were booked past it: a backlog books them one
+// interval apart, and left booked they would leave one interval apart
+// into the backend that refuses them (their payloads pass the gate again
+// and book from the new slot on).
 func (s rateState) spaced(r refusedAnswer) rateState {
 	if s.Streak < 2 || s.Mode != ratePaced || r.Shed {
 		return s
 	}
 	k := float64(min(s.Streak-1, tuning.maxStreakGrowths))
-	at := r.At.Add(time.Duration(float64(interval(s.ItemsPerRequest, s.Rate(r.At))) * math.Pow(tuning.streakGrowth, k)))
-	if at.After(s.Next) {
-		s.Next = at
-		s.Epoch++
-	}
+	s.Next = r.At.Add(time.Duration(float64(interval(s.ItemsPerRequest, s.Rate(r.At))) * math.Pow(tuning.streakGrowth, k)))
+	s.Epoch++
 	return s
 }

@@ -14,6 +14,12 @@ import (
 
 // TestRateTransitions is the rate controller's state machine, one row per
 // transition, against the pure functions: no pacer, no lock, no clock.
+// paceInterval is how long a request of 100 items takes at rate items a
+// second, as the pacer books it.
+func paceInterval(rate float64) time.Duration {
+	return time.Duration(100 / rate * float64(time.Second))
+}
+
 func TestRateTransitions(t *testing.T) {
 	sec := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	// paced is a pace of 1000 items a second learned at t0 from requests
@@ -203,6 +209,46 @@ func TestRateTransitions(t *testing.T) {
 			want: inRow(with(bare(900, 11, 1), func(s *retry.RateState) {
 				s.BackgroundAnswered, s.BackgroundRefused = 21, 1
 			}), 1, 1),
+		},
+		{
+			name:  "bare, below the rate the backend took, the second in a row: still counted in the background share",
+			from:  inRow(with(bare(900, 10, 1), func(s *retry.RateState) { s.BackgroundAnswered, s.BackgroundRefused = 20, 1 }), 1, 0.9),
+			event: func(s retry.RateState) retry.RateState { return s.Refused(bareRefusal(1)) },
+			want: with(inRow(with(bare(900, 11, 2), func(s *retry.RateState) {
+				s.BackgroundAnswered, s.BackgroundRefused = 21, 2
+			}), 2, 1), func(s *retry.RateState) {
+				// the next slot two intervals on at the pace of the moment
+				s.Next, s.Epoch = sec(1).Add(time.Duration(2*float64(paceInterval(993.75)))), 2
+			}),
+		},
+		{
+			name:  "bare, below the rate the backend took, the third in a row: a limit that refuses everything for now, not counted in the background share",
+			from:  inRow(with(bare(900, 10, 2), func(s *retry.RateState) { s.BackgroundAnswered, s.BackgroundRefused = 20, 2 }), 2, 0.9),
+			event: func(s retry.RateState) retry.RateState { return s.Refused(bareRefusal(1)) },
+			want: with(inRow(with(bare(900, 11, 3), func(s *retry.RateState) {
+				s.BackgroundAnswered, s.BackgroundRefused = 20, 2
+			}), 3, 1), func(s *retry.RateState) {
+				s.Next, s.Epoch = sec(1).Add(time.Duration(4*float64(paceInterval(993.75)))), 2
+			}),
+		},
+		{
+			name: "bare, nothing accepted since the cut nor over the last 2 s (a window that ran out long ago): no cut, the refusal holds the destination",
+			from: bare(0, 5, 5),
+			event: func(s retry.RateState) retry.RateState {
+				return s.Refused(bareRefusal(3)) // Recent: 0
+			},
+			want: inRow(bare(0, 6, 6), 1, 3),
+		},
+		{
+			name: "bare, the second in a row with a backlog's slots booked past the push: they are void, the next slot two intervals on",
+			from: with(inRow(bare(0, 5, 5), 1, 2.5), func(s *retry.RateState) { s.Next = sec(10) }),
+			event: func(s retry.RateState) retry.RateState {
+				return s.Refused(bareRefusal(3)) // Recent: 0, no cut
+			},
+			// 3 s after the cut the pace is 1000 × (1 + 0.05 × 1²) = 1050
+			want: with(inRow(bare(0, 6, 6), 2, 3), func(s *retry.RateState) {
+				s.Next, s.Epoch = sec(3).Add(time.Duration(2*float64(paceInterval(1050)))), 2
+			}),
 		},
 		{
 			name:  "bare, refused past it: 5 % below what the backend took since the cut, climbing back to it",

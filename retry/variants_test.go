@@ -58,6 +58,8 @@ var pacerVariants = []pacerVariant{
 	{"streakGrowth=1.5,maxStreakGrowths=3", map[string]float64{"streakGrowth": 1.5}},
 	{"streakGrowth=1.5,maxStreakGrowths=4", map[string]float64{"streakGrowth": 1.5, "maxStreakGrowths": 4}},
 	{"streakGrowth=1.5,maxStreakGrowths=5", map[string]float64{"streakGrowth": 1.5, "maxStreakGrowths": 5}},
+	{"backgroundStreak=2", map[string]float64{"backgroundStreak": 2}},
+	{"backgroundStreak=1000", map[string]float64{"backgroundStreak": 1000}},
 }
 
 // TestPacerVariants runs every variant of the pacer's tuning (pacerVariants)

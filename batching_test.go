@@ -204,12 +204,22 @@ func TestBatchMaxSizeBytesBoundsTheBodyAsSent(t *testing.T) {
 			clock := retrytest.NewClock(start)
 			h := startTraces(t, cfg, clock)
 			var sent []string
-			for i := range 40 {
-				td := tc.make(i)
-				sent = append(sent, spanNames(t, mustGzipTraces(t, td))...)
-				require.NoError(t, h.exp.ConsumeTraces(context.Background(), td))
+			consume := func(from, to int) {
+				for i := from; i < to; i++ {
+					td := tc.make(i)
+					sent = append(sent, spanNames(t, mustGzipTraces(t, td))...)
+					require.NoError(t, h.exp.ConsumeTraces(context.Background(), td))
+				}
+				clock.Advance(200 * time.Millisecond)
 			}
-			clock.Advance(200 * time.Millisecond)
+			// The batcher learns the compression ratio from the batches it
+			// forms (learnRatio, before they are sent): the first ones, sized
+			// before anything was learned, close at max_size uncompressed.
+			// Wait until one has reached the backend, so that the rest are
+			// sized by what was learned, whatever the goroutines' timing.
+			consume(0, 5)
+			require.Eventually(t, func() bool { return len(srv.got()) > 0 }, 10*time.Second, time.Millisecond)
+			consume(5, 40)
 			var got []string
 			var largestRaw int
 			require.Eventually(t, func() bool {

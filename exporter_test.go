@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -287,14 +286,7 @@ func TestShutdownDuringALongWaitReturnsAtOnce(t *testing.T) {
 // request, and the log has one error line however many batches arrive.
 // When the probe is accepted, everything queued is delivered.
 func TestUnauthorizedHoldFillsTheMemoryQueue(t *testing.T) {
-	var accept atomic.Bool
-	srv := newBackend(t, func(w http.ResponseWriter) {
-		if accept.Load() {
-			w.WriteHeader(http.StatusOK)
-			return
-		}
-		w.WriteHeader(http.StatusUnauthorized)
-	})
+	srv, accept := switchedBackend(t, http.StatusUnauthorized, http.StatusOK)
 	cfg := testConfig(srv.URL)
 	withMemoryQueue(cfg, 1)
 	cfg.QueueConfig.Get().QueueSize = 3

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -66,6 +67,21 @@ func newBackend(t *testing.T, script ...func(w http.ResponseWriter)) *backend {
 	}))
 	t.Cleanup(b.Close)
 	return b
+}
+
+// switchedBackend starts a backend answering before until switched is set,
+// after when it is.
+func switchedBackend(t *testing.T, before, after int) (*backend, *atomic.Bool) {
+	t.Helper()
+	switched := new(atomic.Bool)
+	b := newBackend(t, func(w http.ResponseWriter) {
+		if switched.Load() {
+			w.WriteHeader(after)
+			return
+		}
+		w.WriteHeader(before)
+	})
+	return b, switched
 }
 
 func (b *backend) got() []received {

@@ -7,7 +7,6 @@ import (
 	"context"
 	"net/http"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -166,14 +165,7 @@ func TestPaceKeptAcrossRestartWithFileStorage(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	clock := retrytest.NewClock(start)
-	var refuse atomic.Bool
-	srv := newBackend(t, func(w http.ResponseWriter) {
-		if refuse.Load() {
-			w.WriteHeader(http.StatusTooManyRequests)
-			return
-		}
-		w.WriteHeader(http.StatusOK)
-	})
+	srv, refuse := switchedBackend(t, http.StatusOK, http.StatusTooManyRequests)
 	defer srv.Close()
 
 	host1, stopStorage1 := startFileStorage(t, dir)

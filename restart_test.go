@@ -77,14 +77,7 @@ func TestHoldKeptAcrossRestartWithFileStorage(t *testing.T) {
 	clock := retrytest.NewClock(start)
 
 	// One destination (the gate is the URL's), refusing, then accepting.
-	var accept atomic.Bool
-	srv := newBackend(t, func(w http.ResponseWriter) {
-		if accept.Load() {
-			w.WriteHeader(http.StatusOK)
-			return
-		}
-		w.WriteHeader(http.StatusUnauthorized)
-	})
+	srv, accept := switchedBackend(t, http.StatusUnauthorized, http.StatusOK)
 	defer srv.Close()
 	host1, stopStorage1 := startFileStorage(t, dir)
 	exp1 := startPersistExporter(t, host1, persistConfig(srv.URL), clock)

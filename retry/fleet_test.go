@@ -5,12 +5,10 @@ package retry_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -20,7 +18,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/otlphttpretry/otlphttpretry/internal/limiter"
 	"github.com/otlphttpretry/otlphttpretry/internal/scenario"
@@ -327,12 +324,7 @@ func TestFleetDistribution(t *testing.T) {
 	if path := os.Getenv("FLEET_JSON"); path != "" {
 		stored.Finish()
 		stored.Command = fmt.Sprintf("FLEET_SEEDS=%d FLEET_JSON=%s go test -run TestFleetDistribution ./retry/", n, path)
-		b, err := json.MarshalIndent(stored, "", "  ")
-		require.NoError(t, err)
-		if !filepath.IsAbs(path) {
-			path = filepath.Join("..", path) // from the repository's root, where the command runs
-		}
-		require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o600)) //nolint:gosec // G703: the file the developer named in FLEET_JSON
+		writeStoredRun(t, path, stored)
 	}
 }
 

@@ -4,15 +4,12 @@
 package retry_test
 
 import (
-	"encoding/json"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/otlphttpretry/otlphttpretry/internal/limiter"
 	"github.com/otlphttpretry/otlphttpretry/internal/scenario"
@@ -95,11 +92,6 @@ func TestFleetBareDistribution(t *testing.T) {
 		n, spread(after), spread(fair), spread(refused), spread(delivery))
 	if path != "" {
 		stored.Finish()
-		b, err := json.MarshalIndent(stored, "", "  ")
-		require.NoError(t, err)
-		if !filepath.IsAbs(path) {
-			path = filepath.Join("..", path) // from the repository's root, where the command runs
-		}
-		require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o600)) //nolint:gosec // G703: the file the developer named in FLEET_BARE_JSON
+		writeStoredRun(t, path, stored)
 	}
 }

@@ -5,10 +5,16 @@ package retry_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sync"
+	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/otlphttpretry/otlphttpretry/retry"
 	"github.com/otlphttpretry/otlphttpretry/retry/retrytest"
@@ -165,4 +171,17 @@ func newHarness(clock *retrytest.Clock, policy retry.Policy, random float64) *ha
 	h.loop = retry.NewLoop(policy, clock, h.gate, h.events.observe)
 	h.loop.SetRandom(func() float64 { return random })
 	return h
+}
+
+// writeStoredRun writes a model test's stored run v as indented JSON to
+// path, the file the developer named in the test's *_JSON variable
+// (relative to the repository's root, where the command runs).
+func writeStoredRun(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	require.NoError(t, err)
+	if !filepath.IsAbs(path) {
+		path = filepath.Join("..", path)
+	}
+	require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o600)) //nolint:gosec // G703: the file the developer named
 }

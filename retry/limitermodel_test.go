@@ -5,12 +5,10 @@ package retry_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -440,12 +438,7 @@ func TestLimiterMatrix(t *testing.T) {
 	t.Logf("worst cell: %s: %s", worst.Cell, worst.Missed())
 	if path != "" && os.Getenv("LIMITER_CELLS") == "" {
 		stored.Finish()
-		b, err := json.MarshalIndent(stored, "", "  ")
-		require.NoError(t, err)
-		if !filepath.IsAbs(path) {
-			path = filepath.Join("..", path) // from the repository's root, where the command runs
-		}
-		require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o600)) //nolint:gosec // G703: the file the developer named in LIMITER_JSON
+		writeStoredRun(t, path, stored)
 	}
 }
 

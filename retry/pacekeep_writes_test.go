@@ -4,9 +4,7 @@
 package retry_test
 
 import (
-	"encoding/json"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -134,11 +132,6 @@ func TestKeptPaceWrites(t *testing.T) {
 	}
 	if path != "" && os.Getenv("LIMITER_CELLS") == "" {
 		stored.Finish()
-		b, err := json.MarshalIndent(stored, "", "  ")
-		require.NoError(t, err)
-		if !filepath.IsAbs(path) {
-			path = filepath.Join("..", path) // from the repository's root, where the command runs
-		}
-		require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o600)) //nolint:gosec // G703: the file the developer named in PACE_WRITES_JSON
+		writeStoredRun(t, path, stored)
 	}
 }

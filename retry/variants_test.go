@@ -4,11 +4,9 @@
 package retry_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -153,12 +151,7 @@ func TestPacerVariants(t *testing.T) {
 			v.name, failing, undelivered, worstCell, worst, excess, scenario.Median(fair))
 	}
 	stored.Finish()
-	b, err := json.MarshalIndent(stored, "", "  ")
-	require.NoError(t, err)
-	if !filepath.IsAbs(path) {
-		path = filepath.Join("..", path) // from the repository's root, where the command runs
-	}
-	require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o600)) //nolint:gosec // G703: the file the developer named in VARIANTS_JSON
+	writeStoredRun(t, path, stored)
 }
 
 func boolFigure(b bool) int {

@@ -316,7 +316,12 @@ func (t *telemetry) holdRestored(h retry.Hold) {
 // and the pace, no partition's value.
 func (t *telemetry) paceRestored(p *retry.Pacer) {
 	k := p.Kept()
-	fields := []zap.Field{zap.String("endpoint", t.endpoint), zap.String("mode", k.Mode), zap.Float64("items_per_second", p.Rate())}
+	fields := []zap.Field{zap.String("endpoint", t.endpoint)}
+	if rate := p.Rate(); rate > 0 {
+		// (A concurrency limit may be resumed alone: then there is no rate
+		// to report.)
+		fields = append(fields, zap.String("mode", k.Mode), zap.Float64("items_per_second", rate))
+	}
 	if k.Concurrency > 0 {
 		fields = append(fields, zap.Int("concurrency_limit", k.Concurrency))
 	}

@@ -73,7 +73,7 @@ func (p *Pacer) Depart(now time.Time) Slot             { return p.depart(now) }
 func (p *Pacer) Unanswered()                           { p.unanswered() }
 func (p *Pacer) Current(slot Slot) bool                { return p.current(slot) }
 func (p *Pacer) Accepted(now time.Time, items, inFlight int, rl RateLimit) bool {
-	return p.accepted(now, items, inFlight, rl)
+	return p.accepted(now, now, items, inFlight, rl)
 }
 func (p *Pacer) Refused(r Refusal, rl RateLimit)      { p.refused(r, rl) }
 func (p *Pacer) HoldEnded(now time.Time, items int)   { p.holdEnded(now, items) }
@@ -128,6 +128,8 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 			t.streakGrowth = v
 		case "maxStreakGrowths":
 			t.maxStreakGrowths = int(v)
+		case "minBackgroundAnswers":
+			t.minBackgroundAnswers = v
 		case "backgroundStreak":
 			t.backgroundStreak = int(v)
 		default:

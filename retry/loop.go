@@ -268,7 +268,7 @@ func (l *Loop) attempt(ctx context.Context, s payloadState, pass Pass, inFlight,
 		case resp.Status == 0:
 			l.pacer.unanswered()
 		case d.Action == ActionSuccess:
-			e.QuotaDistrusted = l.pacer.accepted(now, items, inFlight, rl)
+			e.QuotaDistrusted = l.pacer.accepted(now, started, items, inFlight, rl)
 		case d.Throttled || d.Path == PathPace:
 			l.pacer.refused(refusal, rl)
 		default:

@@ -229,7 +229,7 @@ func TestWorthKeeping(t *testing.T) {
 		to   retry.RateState
 		want bool
 	}{
-		{"an accepted request", paced.Accepted(t0.Add(time.Second), 100), false},
+		{"an accepted request", paced.Accepted(t0.Add(time.Second), t0.Add(time.Second), 100), false},
 		{"a slot booked", with(func(s *retry.RateState) { s.Next, s.Epoch = t0.Add(time.Second), 2 }), false},
 		{"a streak of bare 429s", with(func(s *retry.RateState) { s.Streak, s.LastRefusal = 2, t0 }), false},
 		{"a tentative concurrency limit", with(func(s *retry.RateState) { s.Concurrency, s.Tentative, s.Pending = 2, true, 1 }), false},

@@ -175,12 +175,12 @@ func (p *Pacer) current(slot paceSlot) bool {
 	return slot.epoch == p.rate.Epoch
 }
 
-// accepted records a request of items items that the backend accepted,
-// with the answer's headers; inFlight is the requests in flight when it
-// left (paceSlot.InFlight; 0 when unknown). It reports whether this answer
+// accepted records a request of items items, sent at sent, that the
+// backend accepted at now, with the answer's headers; inFlight is the
+// requests in flight when it left (paceSlot.InFlight; 0 when unknown). It reports whether this answer
 // showed the RateLimit headers wrong, so that they are ignored from now on
 // (see QuotaHoldBound).
-func (p *Pacer) accepted(now time.Time, items, inFlight int, rl RateLimit) (distrusted bool) {
+func (p *Pacer) accepted(now, sent time.Time, items, inFlight int, rl RateLimit) (distrusted bool) {
 	if p == nil || !p.cfg.Enabled {
 		return false
 	}
@@ -188,7 +188,7 @@ func (p *Pacer) accepted(now time.Time, items, inFlight int, rl RateLimit) (dist
 	defer p.unlock()
 	p.answerLocked()
 	distrusted = p.quota.observe(now, rl, p.cfg.RateLimitHeaders, answerAccepted)
-	p.rate = p.rate.At(now, p.cfg.QuietPeriod).Accepted(now, items)
+	p.rate = p.rate.At(now, p.cfg.QuietPeriod).Accepted(now, sent, items)
 	p.meter.add(now, items, items, false, inFlight)
 	return distrusted
 }

@@ -28,7 +28,7 @@ func TestPacerReadersChangeNothing(t *testing.T) {
 	clock := &stoppedClock{now: t0}
 	p := newPacer(clock, NewDefaultPacingConfig(), 5*time.Minute)
 	for i := range 10 {
-		p.accepted(t0.Add(time.Duration(i)*100*time.Millisecond), 100, 0, RateLimit{})
+		p.accepted(t0.Add(time.Duration(i)*100*time.Millisecond), t0.Add(time.Duration(i)*100*time.Millisecond), 100, 0, RateLimit{})
 	}
 	p.refused(refusedAnswer{At: t0.Add(time.Second), Sent: t0.Add(time.Second), Items: 100, Probe: false}, RateLimit{})
 	before := p.rate

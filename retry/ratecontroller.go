@@ -103,6 +103,13 @@ type pacerTuning struct {
 	// less).
 	maxBackground    float64
 	backgroundMemory float64
+	// minBackgroundAnswers is the fewest answers a background share is
+	// read from: one refusal among one answer is no share. (Behind a 10 s
+	// fixed window, one refusal of a streak counted over one answer right
+	// after a cut read as a share of 100 %, capped at maxBackground; no
+	// later refusal then cut the pace, which grew without bound through
+	// every hold: over 36 s of load, 44-60 % of the requests refused.)
+	minBackgroundAnswers float64
 	// shareTolerance: a bare refusal cuts only when the share refused since
 	// the last cut is above shareTolerance times the background share.
 	shareTolerance float64
@@ -126,25 +133,26 @@ type pacerTuning struct {
 
 // defaultTuning is the tuning every pacer runs with.
 var defaultTuning = pacerTuning{
-	paceCut:           0.6,
-	paceStepRequests:  0.15,
-	paceProbe:         0.005,
-	slowStartDoubling: time.Second,
-	firstBareCut:      0.05,
-	bareMargin:        0.05,
-	regainRequests:    10,
-	minRegain:         2 * time.Second,
-	bareProbe:         0.05,
-	measureRequests:   3,
-	minBareMeasure:    200 * time.Millisecond,
-	measuredRequests:  5,
-	minMeasured:       time.Second,
-	maxBackground:     0.6,
-	backgroundMemory:  0.8,
-	shareTolerance:    1.2,
-	streakGrowth:      2,
-	maxStreakGrowths:  3,
-	backgroundStreak:  3,
+	paceCut:              0.6,
+	paceStepRequests:     0.15,
+	paceProbe:            0.005,
+	slowStartDoubling:    time.Second,
+	firstBareCut:         0.05,
+	bareMargin:           0.05,
+	regainRequests:       10,
+	minRegain:            2 * time.Second,
+	bareProbe:            0.05,
+	measureRequests:      3,
+	minBareMeasure:       200 * time.Millisecond,
+	measuredRequests:     5,
+	minMeasured:          time.Second,
+	maxBackground:        0.6,
+	backgroundMemory:     0.8,
+	minBackgroundAnswers: 20,
+	shareTolerance:       1.2,
+	streakGrowth:         2,
+	maxStreakGrowths:     3,
+	backgroundStreak:     3,
 }
 
 // tuning is the tuning the pacers run with: defaultTuning, but for the
@@ -348,7 +356,7 @@ func (s rateState) ConcurrencyAt(now time.Time) int {
 // Background is the share of requests the backend refuses whatever the
 // pace: of those answered at a pace below a measured accepted rate.
 func (s rateState) Background() float64 {
-	if s.BackgroundAnswered < 1 {
+	if s.BackgroundAnswered < max(tuning.minBackgroundAnswers, 1) {
 		return 0
 	}
 	return min(s.BackgroundRefused/s.BackgroundAnswered, tuning.maxBackground)
@@ -380,12 +388,20 @@ func interval(items int, rate float64) time.Duration {
 	return time.Duration(float64(items) / rate * float64(time.Second))
 }
 
-// Accepted counts a request of items items the backend accepted.
-func (s rateState) Accepted(now time.Time, items int) rateState {
+// Accepted counts a request of items items, sent at sent, that the
+// backend accepted at now. AcceptedRun counts only the requests sent since
+// the pace's curve began: one that left before the last cut and is
+// accepted after it says nothing of the new pace. (Counted, a sliding
+// window's last acceptance, in flight when the window's exhaustion made a
+// cut, measured one request over the cut's first 200 ms as the backend's
+// rate: a tenth of it.)
+func (s rateState) Accepted(now, sent time.Time, items int) rateState {
 	if s.FirstAccepted.IsZero() {
 		s.FirstAccepted = now
 	}
-	s.AcceptedRun += items
+	if s.Mode == rateUnlimited || !sent.Before(s.Since) {
+		s.AcceptedRun += items
+	}
 	s.ItemsPerRequest = items
 	s.Streak = 0
 	if s.Tentative && s.Pending > 0 {

@@ -71,7 +71,7 @@ func TestRateTransitions(t *testing.T) {
 		{
 			name:  "unlimited, accepted: counted, to learn from at the first refusal",
 			from:  retry.RateState{},
-			event: func(s retry.RateState) retry.RateState { return s.Accepted(t0, 100) },
+			event: func(s retry.RateState) retry.RateState { return s.Accepted(t0, t0, 100) },
 			want:  retry.RateState{AcceptedRun: 100, Answered: 1, ItemsPerRequest: 100, FirstAccepted: t0},
 		},
 		{
@@ -137,8 +137,14 @@ func TestRateTransitions(t *testing.T) {
 		{
 			name:  "paced, accepted: counted since the cut",
 			from:  paced(300),
-			event: func(s retry.RateState) retry.RateState { return s.Accepted(sec(1), 100) },
+			event: func(s retry.RateState) retry.RateState { return s.Accepted(sec(1), sec(1), 100) },
 			want:  func() retry.RateState { s := paced(400); s.Answered = 1; return s }(),
+		},
+		{
+			name:  "paced, accepted but sent before the cut: not counted, it says nothing of the new pace",
+			from:  paced(300),
+			event: func(s retry.RateState) retry.RateState { return s.Accepted(sec(0.2), sec(-0.01), 100) },
+			want:  func() retry.RateState { s := paced(300); s.Answered = 1; return s }(),
 		},
 		{
 			name:  "paced, refused after less was accepted than 60 % of the pace: what was accepted binds",
@@ -301,7 +307,7 @@ func TestRateTransitions(t *testing.T) {
 		{
 			name:  "bare, accepted after refusals in a row: the row ends",
 			from:  inRow(bare(0, 5, 5), 3, 2.5),
-			event: func(s retry.RateState) retry.RateState { return s.Accepted(sec(3), 100) },
+			event: func(s retry.RateState) retry.RateState { return s.Accepted(sec(3), sec(3), 100) },
 			want:  inRow(bare(100, 6, 5), 0, 2.5),
 		},
 		{
@@ -319,20 +325,32 @@ func TestRateTransitions(t *testing.T) {
 		},
 		{
 			name: "bare, a background share of a half: grossed up by it",
-			from: with(bare(1500, 29, 19), func(s *retry.RateState) { s.BackgroundAnswered, s.BackgroundRefused = 10, 5 }),
+			from: with(bare(1500, 29, 19), func(s *retry.RateState) { s.BackgroundAnswered, s.BackgroundRefused = 20, 10 }),
 			// 500 items a second taken, half refused whatever the pace:
 			// 1000 sent; 5 % below, and no more than the pace of the moment
 			event: func(s retry.RateState) retry.RateState { return s.Refused(bareRefusal(3)) },
 			want: inRow(with(bare(0, 0, 0), func(s *retry.RateState) {
 				s.Since, s.Next, s.Epoch = sec(3), sec(3).Add(105263157), 2
-				s.BackgroundAnswered, s.BackgroundRefused = 8, 4
+				s.BackgroundAnswered, s.BackgroundRefused = 16, 8
+			}), 1, 3),
+		},
+		{
+			name: "bare, a background share read from fewer than 20 answers: none, the cut as without",
+			from: with(bare(1500, 29, 19), func(s *retry.RateState) { s.BackgroundAnswered, s.BackgroundRefused = 19, 10 }),
+			// 500 items a second taken: 5 % below it
+			event: func(s retry.RateState) retry.RateState { return s.Refused(bareRefusal(3)) },
+			want: inRow(with(bare(0, 0, 0), func(s *retry.RateState) {
+				s.Since, s.Ceiling, s.Plateau, s.Epoch = sec(3), 475, 500, 2
+				s.Next = sec(3).Add(paceInterval(475))
+				memory := 0.8 // each cut keeps 80 % of the counts
+				s.BackgroundAnswered, s.BackgroundRefused = 19*memory, 10*memory
 			}), 1, 3),
 		},
 		{
 			name:  "bare, refused past it but no more often than the background share: no cut",
-			from:  with(bare(1500, 29, 9), func(s *retry.RateState) { s.BackgroundAnswered, s.BackgroundRefused = 10, 5 }),
+			from:  with(bare(1500, 29, 9), func(s *retry.RateState) { s.BackgroundAnswered, s.BackgroundRefused = 20, 10 }),
 			event: func(s retry.RateState) retry.RateState { return s.Refused(bareRefusal(3)) },
-			want:  inRow(with(bare(1500, 30, 10), func(s *retry.RateState) { s.BackgroundAnswered, s.BackgroundRefused = 10, 5 }), 1, 3),
+			want:  inRow(with(bare(1500, 30, 10), func(s *retry.RateState) { s.BackgroundAnswered, s.BackgroundRefused = 20, 10 }), 1, 3),
 		},
 		{
 			name: "refused with more in flight than the backend was seen to accept at once: a concurrency limit, the pace kept",
@@ -504,7 +522,7 @@ func TestRateTentativeConcurrency(t *testing.T) {
 	first := retry.RateState{}.Refused(retry.Refusal{At: t0, Sent: t0, Items: 100, Bare: true, InFlight: 3, Others: 2})
 	assert.Equal(t, retry.RateState{ItemsPerRequest: 100, Answered: 1, RefusedRun: 1, Concurrency: 2, ConcurrencySince: t0, Tentative: true, Pending: 2, Streak: 1, LastRefusal: t0}, first)
 
-	confirmed := first.Accepted(t0, 100)
+	confirmed := first.Accepted(t0, t0, 100)
 	assert.Equal(t, 2, confirmed.Concurrency)
 	assert.False(t, confirmed.Tentative)
 	assert.Zero(t, confirmed.Pending)

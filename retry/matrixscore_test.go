@@ -142,7 +142,8 @@ func scoreCells() []scenario.Cell {
 }
 
 // matrixCells are the matrix's cells and, with extra, eight more that bound
-// the space further.
+// the space further and the long cells (scenario.LongCells: the limited
+// cells without a hint, three times as long).
 func matrixCells(extra bool) []scenario.Cell {
 	cells := scenario.MatrixCells()
 	if extra {
@@ -175,6 +176,7 @@ func matrixCells(extra bool) []scenario.Cell {
 			win(limiter.SlidingWindow, limiter.HintNone, time.Second, 10, 200, 6*time.Second),
 			win(limiter.FixedWindow, limiter.HintNone, time.Second, 50, 50, 6*time.Second),
 		)
+		cells = append(cells, scenario.LongCells()...)
 	}
 	return cells
 }
@@ -235,7 +237,8 @@ func scoreCellsOver(t *testing.T, cells []scenario.Cell, n int) []cellScore {
 }
 
 // TestScore judges every cell of the matrix (and with SCORE_EXTRA eight more
-// that bound the space further) over SCORE_SEEDS seeds, ours against the
+// that bound the space further, and the long cells) over SCORE_SEEDS
+// seeds, ours against the
 // core model on the same seed, and prints each cell's worst seed and the
 // worst cell (SCORE_CELLS: only the cells whose names contain one of its
 // comma-separated parts; SCORE_TUNING: a variant of the pacer's tuning,

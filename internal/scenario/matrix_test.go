@@ -5,6 +5,7 @@ package scenario
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,6 +73,34 @@ func TestMatrixCellsBoundTheSpace(t *testing.T) {
 	assert.Equal(t, 5000, maxBatch)
 	_, err := DefaultParams().Build("gcra/none/3rps/50")
 	assert.ErrorContains(t, err, "or a cell's name")
+}
+
+// TestLongCells: a long cell is a limited matrix cell without a hint, its
+// load three times as long, built by its name and not in the matrix.
+func TestLongCells(t *testing.T) {
+	long := LongCells()
+	require.NotEmpty(t, long)
+	inMatrix := map[string]bool{}
+	for _, c := range MatrixCells() {
+		inMatrix[c.Name] = true
+	}
+	for _, c := range long {
+		short, ok := CellByName(strings.TrimPrefix(c.Name, "long-"))
+		require.True(t, ok, c.Name)
+		assert.False(t, inMatrix[c.Name], "%s in the matrix", c.Name)
+		assert.True(t, c.Limiter.Kind.HasQuota(), c.Name)
+		assert.Equal(t, limiter.HintNone, c.Limiter.Hint, c.Name)
+		assert.Equal(t, 3*short.For, c.For, c.Name)
+		assert.Equal(t, 3*short.Batches(), c.Batches(), c.Name)
+		assert.Equal(t, short.Limiter, c.Limiter, c.Name)
+		s, err := DefaultParams().Build(c.Name)
+		require.NoError(t, err)
+		assert.Equal(t, c.Name, s.Name)
+	}
+	_, ok := CellByName("long-gcra/none/2rps/5000")
+	assert.True(t, ok)
+	_, ok = CellByName("long-gcra/ratelimit/20rps/200")
+	assert.False(t, ok, "a cell with a hint has no long twin")
 }
 
 // TestBatchWireBytes: a batch's gzipped size grows with its spans, and is

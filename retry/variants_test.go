@@ -58,10 +58,15 @@ var pacerVariants = []pacerVariant{
 	{"streakGrowth=1.5,maxStreakGrowths=5", map[string]float64{"streakGrowth": 1.5, "maxStreakGrowths": 5}},
 	{"backgroundStreak=2", map[string]float64{"backgroundStreak": 2}},
 	{"backgroundStreak=1000", map[string]float64{"backgroundStreak": 1000}},
+	// The fourth step's value: the fewest answers a background share is
+	// read from.
+	{"minBackgroundAnswers=1", map[string]float64{"minBackgroundAnswers": 1}},
+	{"minBackgroundAnswers=10", map[string]float64{"minBackgroundAnswers": 10}},
+	{"minBackgroundAnswers=40", map[string]float64{"minBackgroundAnswers": 40}},
 }
 
 // TestPacerVariants runs every variant of the pacer's tuning (pacerVariants)
-// through the limiter model's 21 cells (TestScore with SCORE_EXTRA, over
+// through the limiter model's 27 cells (TestScore with SCORE_EXTRA, over
 // VARIANTS_SCORE_SEEDS seeds, 20 unless set) and the fleet model
 // (TestFleetDistribution, over VARIANTS_FLEET_SEEDS seeds, 20 unless set),
 // and stores each variant's figures with their provenance in the file

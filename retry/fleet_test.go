@@ -279,7 +279,8 @@ func TestFleetKeepsTheWindowsEndGentle(t *testing.T) {
 }
 
 // TestFleetDistribution logs the fleet's figures over many seeds (set
-// FLEET_SEEDS to how many); it asserts nothing. With FLEET_JSON set to a
+// FLEET_SEEDS to how many), with the tuning SCORE_TUNING names (as
+// TestScore); it asserts nothing. With FLEET_JSON set to a
 // file, it also stores them there with their provenance, for the figures of
 // docs/benchmarks.md:
 //
@@ -289,6 +290,10 @@ func TestFleetDistribution(t *testing.T) {
 	if n == 0 {
 		t.Skip("set FLEET_SEEDS to run")
 	}
+	if os.Getenv("FLEET_JSON") != "" && os.Getenv("SCORE_TUNING") != "" {
+		t.Fatal("a stored run is the default tuning's: unset SCORE_TUNING or FLEET_JSON")
+	}
+	scoreTuning(t)
 	stored := struct {
 		scenario.Provenance
 		Runs []map[string]any `json:"runs"`

@@ -54,7 +54,8 @@ func TestFleetBehindABareRequestLimiter(t *testing.T) {
 
 // TestFleetBareDistribution logs the fleet's figures behind the bare
 // request-rate limiter over many seeds (set FLEET_BARE_SEEDS to how many)
-// and their spread; it asserts nothing. With FLEET_BARE_JSON set to a
+// and their spread, with the tuning SCORE_TUNING names (as TestScore); it
+// asserts nothing. With FLEET_BARE_JSON set to a
 // file, it also stores every seed's figures there with their provenance,
 // for the figures of docs/benchmarks.md:
 //
@@ -65,6 +66,10 @@ func TestFleetBareDistribution(t *testing.T) {
 		t.Skip("set FLEET_BARE_SEEDS to run")
 	}
 	path := os.Getenv("FLEET_BARE_JSON")
+	if path != "" && os.Getenv("SCORE_TUNING") != "" {
+		t.Fatal("a stored run is the default tuning's: unset SCORE_TUNING or FLEET_BARE_JSON")
+	}
+	scoreTuning(t)
 	stored := struct {
 		scenario.Provenance
 		Runs []map[string]any `json:"runs"`

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -200,11 +201,15 @@ func filterCells(cells []scenario.Cell, filter string) []scenario.Cell {
 }
 
 // cellScore is one cell's verdict over the seeds: its worst seed's, with
-// ours' figures on that seed.
+// ours' figures on that seed, how many seeds met every goal and the
+// median of the seeds' worst ratios (a change is judged on the spread of
+// the seeds, not on the worst seed alone).
 type cellScore struct {
 	cell    scenario.Cell
 	worst   scenario.Verdict
 	figures cellFigures
+	met     int
+	median  scenario.Ratio
 }
 
 // scoreCellsOver runs every cell over n seeds, ours against the core model
@@ -215,6 +220,8 @@ func scoreCellsOver(t *testing.T, cells []scenario.Cell, n int) []cellScore {
 	for _, c := range cells {
 		var worst scenario.Verdict
 		var wf cellFigures
+		var ratios []float64
+		met := 0
 		for seed := range n {
 			var o, k cellFigures
 			synctest.Test(t, func(*testing.T) { o = runScore(newCellModel(c), uint64(seed), false) }) //nolint:gosec // G115: seeds are small and never negative
@@ -230,17 +237,47 @@ func scoreCellsOver(t *testing.T, cells []scenario.Cell, n int) []cellScore {
 			if seed == 0 || v.Worst > worst.Worst {
 				worst, wf = v, o
 			}
+			if v.Met() {
+				met++
+			}
+			ratios = append(ratios, float64(v.Worst))
 		}
-		out = append(out, cellScore{cell: c, worst: worst, figures: wf})
+		slices.Sort(ratios)
+		out = append(out, cellScore{cell: c, worst: worst, figures: wf, met: met, median: scenario.Ratio(ratios[len(ratios)/2])})
 	}
 	return out
 }
 
+// scoreTuning sets the pacer's tuning to the variant SCORE_TUNING names
+// ("name=value,name=value" with the names of retry.SetTuning), until the
+// test ends; the default when it is empty.
+func scoreTuning(t *testing.T) {
+	t.Helper()
+	set := os.Getenv("SCORE_TUNING")
+	if set == "" {
+		return
+	}
+	values := map[string]float64{}
+	for kv := range strings.SplitSeq(set, ",") {
+		name, v, _ := strings.Cut(kv, "=")
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			t.Fatalf("SCORE_TUNING: %s: %v", kv, err)
+		}
+		values[name] = f
+	}
+	restore, err := retry.SetTuning(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(restore)
+}
+
 // TestScore judges every cell of the matrix (and with SCORE_EXTRA eight more
 // that bound the space further, and the long cells) over SCORE_SEEDS
-// seeds, ours against the
-// core model on the same seed, and prints each cell's worst seed and the
-// worst cell (SCORE_CELLS: only the cells whose names contain one of its
+// seeds, ours against the core model on the same seed, and prints each
+// cell's worst seed, the median of its seeds' worst ratios and how many
+// seeds met every goal, and the worst cell (SCORE_CELLS: only the cells whose names contain one of its
 // comma-separated parts; SCORE_TUNING: a variant of the pacer's tuning,
 // as "name=value,name=value" with the names of retry.SetTuning). It
 // asserts nothing; TestPacerVariants stores such runs for
@@ -250,22 +287,7 @@ func TestScore(t *testing.T) {
 	if n == 0 {
 		t.Skip("set SCORE_SEEDS")
 	}
-	if set := os.Getenv("SCORE_TUNING"); set != "" {
-		values := map[string]float64{}
-		for kv := range strings.SplitSeq(set, ",") {
-			name, v, _ := strings.Cut(kv, "=")
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatalf("SCORE_TUNING: %s: %v", kv, err)
-			}
-			values[name] = f
-		}
-		restore, err := retry.SetTuning(values)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer restore()
-	}
+	scoreTuning(t)
 	fails := 0
 	worstName, worstVal := "", scenario.Ratio(0)
 	for _, sc := range scoreCellsOver(t, scoreCells(), n) {
@@ -277,7 +299,7 @@ func TestScore(t *testing.T) {
 		if sc.worst.Worst > worstVal {
 			worstVal, worstName = sc.worst.Worst, sc.cell.Name
 		}
-		t.Logf("%s %-40s %.2f %s | %s", mark, sc.cell.Name, sc.worst.Worst, sc.figures, sc.worst.Missed())
+		t.Logf("%s %-40s %.2f (median %.2f, %d of %d seeds met) %s | %s", mark, sc.cell.Name, sc.worst.Worst, sc.median, sc.met, n, sc.figures, sc.worst.Missed())
 	}
 	t.Logf("failing %d; worst %s %.2f", fails, worstName, worstVal)
 }

@@ -83,6 +83,9 @@ func (p *Pacer) Observed(now time.Time, rl RateLimit) { p.observed(now, rl) }
 func (s rateState) AnsweredPending() rateState     { return s.answeredPending() }
 func (p *Pacer) Lately(r Refusal) (bool, Crowding) { return p.lately(r) }
 
+// BinomialTail is binomialTail, for its test.
+var BinomialTail = binomialTail
+
 // SetTuning runs every pacer with defaultTuning but for the values in set,
 // named as the fields of pacerTuning (durations in seconds), until the
 // function it returns puts the default back: the model's variants of the
@@ -122,8 +125,8 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 			t.maxBackground = v
 		case "backgroundMemory":
 			t.backgroundMemory = v
-		case "shareTolerance":
-			t.shareTolerance = v
+		case "backgroundAlpha":
+			t.backgroundAlpha = v
 		case "streakGrowth":
 			t.streakGrowth = v
 		case "maxStreakGrowths":

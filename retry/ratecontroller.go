@@ -110,9 +110,14 @@ type pacerTuning struct {
 	// later refusal then cut the pace, which grew without bound through
 	// every hold: over 36 s of load, 44-60 % of the requests refused.)
 	minBackgroundAnswers float64
-	// shareTolerance: a bare refusal cuts only when the share refused since
-	// the last cut is above shareTolerance times the background share.
-	shareTolerance float64
+	// backgroundAlpha: at a pace past a measured accepted rate, a bare
+	// refusal cuts only when the refusals since the last cut are more than
+	// the background share would give but with a chance below
+	// backgroundAlpha (a binomial test over the answers since the cut): a
+	// backend that refuses a few per cent at random refuses several close
+	// together now and then, which a fixed tolerance over the share read
+	// as a limit.
+	backgroundAlpha float64
 	// streakGrowth and maxStreakGrowths: a bare 429 in a row (to a request
 	// that left after the previous refusal came back, nothing accepted
 	// between) pushes the next request out by streakGrowth^(n-1) intervals
@@ -149,10 +154,10 @@ var defaultTuning = pacerTuning{
 	maxBackground:        0.6,
 	backgroundMemory:     0.8,
 	minBackgroundAnswers: 20,
-	shareTolerance:       1.2,
+	backgroundAlpha:      0.1,
 	streakGrowth:         2,
 	maxStreakGrowths:     3,
-	backgroundStreak:     3,
+	backgroundStreak:     2,
 }
 
 // tuning is the tuning the pacers run with: defaultTuning, but for the
@@ -580,7 +585,7 @@ func (s rateState) bareCut(r refusedAnswer, floor float64) rateState {
 		return s
 	}
 	bg := s.Background()
-	if s.Measured && (s.Rate(r.At) <= s.Plateau || float64(s.RefusedRun) <= tuning.shareTolerance*bg*float64(s.Answered)) {
+	if s.Measured && (s.Rate(r.At) <= s.Plateau || binomialTail(s.Answered, s.RefusedRun, bg) >= tuning.backgroundAlpha) {
 		// Below the rate the backend took, or refused no more often than
 		// whatever the pace: not a limit.
 		return s

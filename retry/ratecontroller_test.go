@@ -217,18 +217,26 @@ func TestRateTransitions(t *testing.T) {
 			}), 1, 1),
 		},
 		{
-			name:  "bare, below the rate the backend took, the second in a row: still counted in the background share",
+			name:  "bare, below the rate the backend took, the first in a row: counted in the background share",
+			from:  with(bare(900, 10, 1), func(s *retry.RateState) { s.BackgroundAnswered, s.BackgroundRefused = 20, 1 }),
+			event: func(s retry.RateState) retry.RateState { return s.Refused(bareRefusal(1)) },
+			want: inRow(with(bare(900, 11, 2), func(s *retry.RateState) {
+				s.BackgroundAnswered, s.BackgroundRefused = 21, 2
+			}), 1, 1),
+		},
+		{
+			name:  "bare, below the rate the backend took, the second in a row: a limit that refuses everything for now, not counted in the background share",
 			from:  inRow(with(bare(900, 10, 1), func(s *retry.RateState) { s.BackgroundAnswered, s.BackgroundRefused = 20, 1 }), 1, 0.9),
 			event: func(s retry.RateState) retry.RateState { return s.Refused(bareRefusal(1)) },
 			want: with(inRow(with(bare(900, 11, 2), func(s *retry.RateState) {
-				s.BackgroundAnswered, s.BackgroundRefused = 21, 2
+				s.BackgroundAnswered, s.BackgroundRefused = 20, 1
 			}), 2, 1), func(s *retry.RateState) {
 				// the next slot two intervals on at the pace of the moment
 				s.Next, s.Epoch = sec(1).Add(time.Duration(2*float64(paceInterval(993.75)))), 2
 			}),
 		},
 		{
-			name:  "bare, below the rate the backend took, the third in a row: a limit that refuses everything for now, not counted in the background share",
+			name:  "bare, below the rate the backend took, the third in a row: not counted either",
 			from:  inRow(with(bare(900, 10, 2), func(s *retry.RateState) { s.BackgroundAnswered, s.BackgroundRefused = 20, 2 }), 2, 0.9),
 			event: func(s retry.RateState) retry.RateState { return s.Refused(bareRefusal(1)) },
 			want: with(inRow(with(bare(900, 11, 3), func(s *retry.RateState) {
@@ -351,6 +359,31 @@ func TestRateTransitions(t *testing.T) {
 			from:  with(bare(1500, 29, 9), func(s *retry.RateState) { s.BackgroundAnswered, s.BackgroundRefused = 20, 10 }),
 			event: func(s retry.RateState) retry.RateState { return s.Refused(bareRefusal(3)) },
 			want:  inRow(with(bare(1500, 30, 10), func(s *retry.RateState) { s.BackgroundAnswered, s.BackgroundRefused = 20, 10 }), 1, 3),
+		},
+		{
+			// 5 of 30 refused where the backend refuses a tenth whatever the
+			// pace: a chance of 18 % (a fixed tolerance of 1.2 × the share
+			// cut here, at 3.6)
+			name:  "bare, refused past it more often than the background share, but not improbably for it: no cut",
+			from:  with(bare(1500, 29, 4), func(s *retry.RateState) { s.BackgroundAnswered, s.BackgroundRefused = 20, 2 }),
+			event: func(s retry.RateState) retry.RateState { return s.Refused(bareRefusal(3)) },
+			want:  inRow(with(bare(1500, 30, 5), func(s *retry.RateState) { s.BackgroundAnswered, s.BackgroundRefused = 20, 2 }), 1, 3),
+		},
+		{
+			// 9 of 30 refused where the background share is a tenth: a
+			// chance of 0.2 %, a limit
+			name:  "bare, refused past it improbably often for the background share: cut, grossed up by it",
+			from:  with(bare(1500, 29, 8), func(s *retry.RateState) { s.BackgroundAnswered, s.BackgroundRefused = 20, 2 }),
+			event: func(s retry.RateState) retry.RateState { return s.Refused(bareRefusal(3)) },
+			want: func() retry.RateState {
+				margin, memory := 0.05, 0.8
+				accepted := 500 / (1 - 2.0/20) // 1500 items over 3 s, a tenth refused whatever the pace
+				return inRow(with(bare(0, 0, 0), func(s *retry.RateState) {
+					s.Since, s.Epoch, s.Ceiling, s.Plateau = sec(3), 2, (1-margin)*accepted, accepted
+					s.Next = sec(3).Add(paceInterval((1 - margin) * accepted))
+					s.BackgroundAnswered, s.BackgroundRefused = 20*memory, 2*memory
+				}), 1, 3)
+			}(),
 		},
 		{
 			name: "refused with more in flight than the backend was seen to accept at once: a concurrency limit, the pace kept",

@@ -48,7 +48,8 @@ var pacerVariants = []pacerVariant{
 	{"measuredRequests=10", map[string]float64{"measuredRequests": 10}},
 	{"maxBackground=0", map[string]float64{"maxBackground": 0}},
 	{"backgroundMemory=0.5", map[string]float64{"backgroundMemory": 0.5}},
-	{"shareTolerance=2", map[string]float64{"shareTolerance": 2}},
+	{"backgroundAlpha=0.05", map[string]float64{"backgroundAlpha": 0.05}},
+	{"backgroundAlpha=0.2", map[string]float64{"backgroundAlpha": 0.2}},
 	{"streakGrowth=1", map[string]float64{"streakGrowth": 1}},
 	{"maxStreakGrowths=4", map[string]float64{"maxStreakGrowths": 4}},
 	{"maxStreakGrowths=5", map[string]float64{"maxStreakGrowths": 5}},
@@ -56,7 +57,7 @@ var pacerVariants = []pacerVariant{
 	{"streakGrowth=1.5,maxStreakGrowths=3", map[string]float64{"streakGrowth": 1.5}},
 	{"streakGrowth=1.5,maxStreakGrowths=4", map[string]float64{"streakGrowth": 1.5, "maxStreakGrowths": 4}},
 	{"streakGrowth=1.5,maxStreakGrowths=5", map[string]float64{"streakGrowth": 1.5, "maxStreakGrowths": 5}},
-	{"backgroundStreak=2", map[string]float64{"backgroundStreak": 2}},
+	{"backgroundStreak=3", map[string]float64{"backgroundStreak": 3}},
 	{"backgroundStreak=1000", map[string]float64{"backgroundStreak": 1000}},
 	// The fourth step's value: the fewest answers a background share is
 	// read from.

@@ -277,7 +277,8 @@ func scoreTuning(t *testing.T) {
 // that bound the space further, and the long cells) over SCORE_SEEDS
 // seeds, ours against the core model on the same seed, and prints each
 // cell's worst seed, the median of its seeds' worst ratios and how many
-// seeds met every goal, and the worst cell (SCORE_CELLS: only the cells whose names contain one of its
+// seeds met every goal, and the worst cell; with SCORE_JSON set to a file
+// it stores each cell's spread there with its provenance (SCORE_CELLS: only the cells whose names contain one of its
 // comma-separated parts; SCORE_TUNING: a variant of the pacer's tuning,
 // as "name=value,name=value" with the names of retry.SetTuning). It
 // asserts nothing; TestPacerVariants stores such runs for
@@ -287,10 +288,23 @@ func TestScore(t *testing.T) {
 	if n == 0 {
 		t.Skip("set SCORE_SEEDS")
 	}
+	path := os.Getenv("SCORE_JSON")
+	if path != "" && os.Getenv("SCORE_TUNING") != "" {
+		t.Fatal("a stored run is the default tuning's: unset SCORE_TUNING or SCORE_JSON")
+	}
 	scoreTuning(t)
+	stored := struct {
+		scenario.Provenance
+		Seeds int              `json:"seeds"`
+		Runs  []map[string]any `json:"runs"`
+	}{Provenance: scenario.NewProvenance([]string{"SCORE_EXTRA=" + os.Getenv("SCORE_EXTRA"), "SCORE_SEEDS=" + strconv.Itoa(n), "SCORE_JSON=" + path, "go", "test", "-run", "TestScore$", "./retry/"}), Seeds: n}
 	fails := 0
 	worstName, worstVal := "", scenario.Ratio(0)
 	for _, sc := range scoreCellsOver(t, scoreCells(), n) {
+		stored.Runs = append(stored.Runs, map[string]any{
+			"scenario": sc.cell.Name, "exporter": string(scenario.Ours), "model": "score",
+			"seeds_met": sc.met, "median_ratio": sc.median, "worst": sc.worst.Worst,
+		})
 		mark := "ok  "
 		if !sc.worst.Met() {
 			mark = "FAIL"
@@ -302,4 +316,8 @@ func TestScore(t *testing.T) {
 		t.Logf("%s %-40s %.2f (median %.2f, %d of %d seeds met) %s | %s", mark, sc.cell.Name, sc.worst.Worst, sc.median, sc.met, n, sc.figures, sc.worst.Missed())
 	}
 	t.Logf("failing %d; worst %s %.2f", fails, worstName, worstVal)
+	if path != "" {
+		stored.Finish()
+		writeStoredRun(t, path, stored)
+	}
 }

@@ -114,6 +114,7 @@ func TestPacerVariants(t *testing.T) {
 			run := map[string]any{
 				"scenario": sc.cell.Name, "exporter": ours, "model": "score", "variant": v.name,
 				"worst": sc.worst.Worst, "met": boolFigure(sc.worst.Met()),
+				"seeds_met": sc.met, "median_ratio": sc.median,
 				"requests": sc.figures.Requests, "refused_share": share(sc.figures.Refused, sc.figures.Requests),
 				"delivered": boolFigure(!math.IsInf(float64(sc.worst.Worst), 0)),
 			}

@@ -290,10 +290,7 @@ func TestFleetDistribution(t *testing.T) {
 	if n == 0 {
 		t.Skip("set FLEET_SEEDS to run")
 	}
-	if os.Getenv("FLEET_JSON") != "" && os.Getenv("SCORE_TUNING") != "" {
-		t.Fatal("a stored run is the default tuning's: unset SCORE_TUNING or FLEET_JSON")
-	}
-	scoreTuning(t)
+	path := tunedStore(t, "FLEET_JSON")
 	stored := struct {
 		scenario.Provenance
 		Runs []map[string]any `json:"runs"`
@@ -326,7 +323,7 @@ func TestFleetDistribution(t *testing.T) {
 	slices.Sort(peaks)
 	t.Logf("fairness min %.3f median %.3f max %.3f; peak min %.0f median %.0f max %.0f",
 		fair[0], fair[len(fair)/2], fair[len(fair)-1], peaks[0], peaks[len(peaks)/2], peaks[len(peaks)-1])
-	if path := os.Getenv("FLEET_JSON"); path != "" {
+	if path != "" {
 		stored.Finish()
 		stored.Command = fmt.Sprintf("FLEET_SEEDS=%d FLEET_JSON=%s go test -run TestFleetDistribution ./retry/", n, path)
 		writeStoredRun(t, path, stored)

@@ -65,11 +65,7 @@ func TestFleetBareDistribution(t *testing.T) {
 	if n == 0 {
 		t.Skip("set FLEET_BARE_SEEDS to run")
 	}
-	path := os.Getenv("FLEET_BARE_JSON")
-	if path != "" && os.Getenv("SCORE_TUNING") != "" {
-		t.Fatal("a stored run is the default tuning's: unset SCORE_TUNING or FLEET_BARE_JSON")
-	}
-	scoreTuning(t)
+	path := tunedStore(t, "FLEET_BARE_JSON")
 	stored := struct {
 		scenario.Provenance
 		Runs []map[string]any `json:"runs"`

@@ -273,6 +273,20 @@ func scoreTuning(t *testing.T) {
 	t.Cleanup(restore)
 }
 
+// tunedStore is the file the variable store names, where a model test
+// stores its run, after it set the tuning SCORE_TUNING names
+// (scoreTuning): a stored run is the default tuning's, so both at once are
+// refused.
+func tunedStore(t *testing.T, store string) string {
+	t.Helper()
+	path := os.Getenv(store)
+	if path != "" && os.Getenv("SCORE_TUNING") != "" {
+		t.Fatalf("a stored run is the default tuning's: unset SCORE_TUNING or %s", store)
+	}
+	scoreTuning(t)
+	return path
+}
+
 // TestScore judges every cell of the matrix (and with SCORE_EXTRA eight more
 // that bound the space further, and the long cells) over SCORE_SEEDS
 // seeds, ours against the core model on the same seed, and prints each
@@ -288,11 +302,7 @@ func TestScore(t *testing.T) {
 	if n == 0 {
 		t.Skip("set SCORE_SEEDS")
 	}
-	path := os.Getenv("SCORE_JSON")
-	if path != "" && os.Getenv("SCORE_TUNING") != "" {
-		t.Fatal("a stored run is the default tuning's: unset SCORE_TUNING or SCORE_JSON")
-	}
-	scoreTuning(t)
+	path := tunedStore(t, "SCORE_JSON")
 	stored := struct {
 		scenario.Provenance
 		Seeds int              `json:"seeds"`

@@ -37,3 +37,20 @@ func TestBinomialTail(t *testing.T) {
 		assert.InDelta(t, tt.want, retry.BinomialTail(tt.n, tt.k, tt.p), max(tt.delta, 1e-12), "n %d, k %d, p %g", tt.n, tt.k, tt.p)
 	}
 }
+
+// BenchmarkBinomialTail: the refused share's test, as the pacer runs it
+// under its lock at a bare refusal: a few answers since the last cut, and
+// many (a backend refusing 60 % whatever the pace, minutes without a cut).
+func BenchmarkBinomialTail(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		n, k int
+		p    float64
+	}{{"30 answers", 30, 5, 0.1}, {"15000 answers", 15000, 9000, 0.6}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				retry.BinomialTail(c.n, c.k, c.p)
+			}
+		})
+	}
+}

@@ -177,9 +177,9 @@ func (p *Pacer) current(slot paceSlot) bool {
 
 // accepted records a request of items items, sent at sent, that the
 // backend accepted at now, with the answer's headers; inFlight is the
-// requests in flight when it left (paceSlot.InFlight; 0 when unknown). It reports whether this answer
-// showed the RateLimit headers wrong, so that they are ignored from now on
-// (see QuotaHoldBound).
+// requests in flight when it left (paceSlot.InFlight; 0 when unknown). It
+// reports whether this answer showed the RateLimit headers wrong, so that
+// they are ignored from now on (see QuotaHoldBound).
 func (p *Pacer) accepted(now, sent time.Time, items, inFlight int, rl RateLimit) (distrusted bool) {
 	if p == nil || !p.cfg.Enabled {
 		return false

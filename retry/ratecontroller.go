@@ -549,9 +549,10 @@ func (s rateState) Refused(r refusedAnswer) rateState {
 // (from unlimited), and any 502, 503 or 504, hold the pace a firstBareCut
 // below the rate requests were going at and climb back to it: that slows a
 // shedding backend without halving the pace at every cut. A 429 at a pace
-// below a measured accepted rate, or no more often than the background
-// share, cuts nothing: no limit refuses there, so the backend refuses a
-// share whatever the pace (its background share is measured there).
+// below a measured accepted rate cuts nothing: no limit refuses there, so
+// the backend refuses a share whatever the pace (its background share is
+// measured there); nor does one past it when the refusals since the last
+// cut are not improbable for that share (backgroundAlpha).
 // Otherwise the pace drops a bareMargin below the rate the backend
 // accepted since the last cut (over the last acceptWindow when it accepted
 // nothing since), grossed up by the background share, and climbs back to
@@ -586,8 +587,8 @@ func (s rateState) bareCut(r refusedAnswer, floor float64) rateState {
 	}
 	bg := s.Background()
 	if s.Measured && (s.Rate(r.At) <= s.Plateau || binomialTail(s.Answered, s.RefusedRun, bg) >= tuning.backgroundAlpha) {
-		// Below the rate the backend took, or refused no more often than
-		// whatever the pace: not a limit.
+		// Below the rate the backend took, or refused as often as the
+		// background share may well give: not a limit.
 		return s
 	}
 	// What the backend took since the last cut (between two refusals,

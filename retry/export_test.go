@@ -113,6 +113,10 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 			t.minRegain = seconds(v)
 		case "bareProbe":
 			t.bareProbe = v
+		case "quietProbe":
+			t.quietProbe = v
+		case "maxRegain":
+			t.maxRegain = seconds(v)
 		case "measureRequests":
 			t.measureRequests = v
 		case "minBareMeasure":

@@ -73,16 +73,28 @@ type pacerTuning struct {
 	// bare cut sets the pace, so that a bucket the pace emptied fills
 	// again.
 	bareMargin float64
-	// regainRequests and minRegain set how long the pace takes to climb
-	// back to the rate the backend accepted after a bare cut (the
-	// plateau): the time of regainRequests requests at that rate, and at
-	// least minRegain. It climbs as a cubic (as TCP CUBIC's window does):
-	// fast at first, slowly near the plateau.
+	// regainRequests, minRegain and maxRegain set how long the pace takes
+	// to climb back to the rate the backend accepted after a bare cut (the
+	// plateau): the time of regainRequests requests at that rate, at least
+	// minRegain and at most maxRegain. It climbs as a cubic (as TCP
+	// CUBIC's window does): fast at first, slowly near the plateau. The
+	// bound matters to the members of a fleet behind one limit: each
+	// sends a share of it, a request a second or less, and would take tens
+	// of seconds to climb back.
 	regainRequests float64
 	minRegain      time.Duration
+	maxRegain      time.Duration
 	// bareProbe is how fast the pace grows past the plateau: by bareProbe
 	// of it times the square of the seconds since Regain ended.
 	bareProbe float64
+	// quietProbe multiplies bareProbe once a background share was read
+	// (minBackgroundAnswers answers below a measured accepted rate) and
+	// nothing was refused there: a limit that refuses nothing below it is
+	// only crossed by the probe, and each probe past it costs a refusal.
+	// A backend that refuses a share at random, or a limit shared with
+	// other senders whose load moves, also refuses below it: the probe
+	// stays as fast, to find the room they leave.
+	quietProbe float64
 	// measureRequests and minBareMeasure: after a bare cut, a bare refusal
 	// cuts again only after the time of measureRequests requests at the
 	// ceiling, and minBareMeasure (what the backend takes at the new pace
@@ -144,9 +156,11 @@ var defaultTuning = pacerTuning{
 	slowStartDoubling:    time.Second,
 	firstBareCut:         0.05,
 	bareMargin:           0.05,
-	regainRequests:       10,
+	regainRequests:       20,
 	minRegain:            2 * time.Second,
+	maxRegain:            6 * time.Second,
 	bareProbe:            0.05,
+	quietProbe:           0.25,
 	measureRequests:      3,
 	minBareMeasure:       200 * time.Millisecond,
 	measuredRequests:     5,
@@ -341,7 +355,11 @@ func (s rateState) Rate(now time.Time) float64 {
 			x := 1 - sec/k
 			return s.Plateau - (s.Plateau-s.Ceiling)*x*x*x
 		}
-		return s.Plateau * (1 + tuning.bareProbe*(sec-k)*(sec-k))
+		probe := tuning.bareProbe
+		if s.Quiet() {
+			probe *= tuning.quietProbe
+		}
+		return s.Plateau * (1 + probe*(sec-k)*(sec-k))
 	case s.Mode == ratePaced:
 		return s.Ceiling*(1+tuning.paceProbe*sec*sec) + requestsToItems(tuning.paceStepRequests, s.ItemsPerRequest)*sec
 	}
@@ -365,6 +383,12 @@ func (s rateState) Background() float64 {
 		return 0
 	}
 	return min(s.BackgroundRefused/s.BackgroundAnswered, tuning.maxBackground)
+}
+
+// Quiet says whether a background share was read and is nil: nothing
+// refused at a pace below a measured accepted rate (see quietProbe).
+func (s rateState) Quiet() bool {
+	return s.BackgroundAnswered >= max(tuning.minBackgroundAnswers, 1) && s.BackgroundRefused == 0
 }
 
 // requestsToItems converts a rate in requests a second into items a second
@@ -619,7 +643,7 @@ func (s rateState) span(at time.Time, least, window time.Duration) time.Duration
 func (s rateState) bare(now time.Time, ceiling, plateau float64, measured bool) rateState {
 	s = s.restart(now, ceiling, ratePaced)
 	s.Bare, s.Plateau, s.Measured = true, max(plateau, ceiling), measured
-	s.Regain = max(tuning.minRegain, time.Duration(tuning.regainRequests*float64(interval(s.ItemsPerRequest, s.Plateau))))
+	s.Regain = min(max(tuning.minRegain, time.Duration(tuning.regainRequests*float64(interval(s.ItemsPerRequest, s.Plateau)))), tuning.maxRegain)
 	// The refusal shows the backend at its limit now: the next request
 	// leaves one interval later.
 	s.Next = now.Add(interval(s.ItemsPerRequest, ceiling))

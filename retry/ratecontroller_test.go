@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/otlphttpretry/otlphttpretry/retry"
 )
@@ -18,6 +19,13 @@ import (
 // second, as the pacer books it.
 func paceInterval(rate float64) time.Duration {
 	return time.Duration(100 / rate * float64(time.Second))
+}
+
+// regainAt is how long a bare cut to a plateau of rate items a second
+// (requests of 100 items) takes to climb back to it: 20 requests at that
+// rate, at least 2 s and at most 6 s.
+func regainAt(rate float64) time.Duration {
+	return min(max(2*time.Second, 20*paceInterval(rate)), 6*time.Second)
 }
 
 func TestRateTransitions(t *testing.T) {
@@ -54,6 +62,7 @@ func TestRateTransitions(t *testing.T) {
 	windowOut := func(streak int, next time.Duration) retry.RateState {
 		return with(bare(0, 0, 0), func(s *retry.RateState) {
 			s.Since, s.Epoch, s.Ceiling, s.Plateau, s.Measured = sec(3), 2, 570, 600, false
+			s.Regain = regainAt(600)
 			s.Next = sec(3).Add(next)
 			s.Streak, s.LastRefusal = streak, sec(3)
 			if streak > 1 {
@@ -349,7 +358,7 @@ func TestRateTransitions(t *testing.T) {
 			event: func(s retry.RateState) retry.RateState { return s.Refused(bareRefusal(3)) },
 			want: inRow(with(bare(0, 0, 0), func(s *retry.RateState) {
 				s.Since, s.Ceiling, s.Plateau, s.Epoch = sec(3), 475, 500, 2
-				s.Next = sec(3).Add(paceInterval(475))
+				s.Next, s.Regain = sec(3).Add(paceInterval(475)), regainAt(500)
 				memory := 0.8 // each cut keeps 80 % of the counts
 				s.BackgroundAnswered, s.BackgroundRefused = 19*memory, 10*memory
 			}), 1, 3),
@@ -380,7 +389,7 @@ func TestRateTransitions(t *testing.T) {
 				accepted := 500 / (1 - 2.0/20) // 1500 items over 3 s, a tenth refused whatever the pace
 				return inRow(with(bare(0, 0, 0), func(s *retry.RateState) {
 					s.Since, s.Epoch, s.Ceiling, s.Plateau = sec(3), 2, (1-margin)*accepted, accepted
-					s.Next = sec(3).Add(paceInterval((1 - margin) * accepted))
+					s.Next, s.Regain = sec(3).Add(paceInterval((1-margin)*accepted)), regainAt(accepted)
 					s.BackgroundAnswered, s.BackgroundRefused = 20*memory, 2*memory
 				}), 1, 3)
 			}(),
@@ -496,6 +505,45 @@ func TestRateBareCurve(t *testing.T) {
 		{4 * time.Second, 1000 * (1 + 0.05*4)}, // past it: 5 % × s² since
 	} {
 		assert.InDelta(t, tt.want, s.Rate(t0.Add(tt.after)), 1e-9, "%s after the cut", tt.after)
+	}
+	// Nothing refused below the plateau over at least 20 answers (a limit
+	// only the probe crosses): past it the pace grows a quarter as fast.
+	quiet := s
+	quiet.BackgroundAnswered = 20
+	assert.True(t, quiet.Quiet())
+	assert.InDelta(t, 1000*(1+0.05*0.25*4), quiet.Rate(t0.Add(4*time.Second)), 1e-9, "quiet: a quarter of the probe")
+	assert.InDelta(t, 1000-100*0.125, quiet.Rate(t0.Add(time.Second)), 1e-9, "quiet: the climb back as fast")
+	for name, f := range map[string]func(*retry.RateState){
+		"one refused below the plateau": func(s *retry.RateState) { s.BackgroundRefused = 1 },
+		"fewer than 20 answers read":    func(s *retry.RateState) { s.BackgroundAnswered = 19 },
+	} {
+		loud := quiet
+		f(&loud)
+		assert.False(t, loud.Quiet(), name)
+		assert.InDelta(t, 1000*(1+0.05*4), loud.Rate(t0.Add(4*time.Second)), 1e-9, "%s: the probe as fast", name)
+	}
+}
+
+// TestRateBareRegain: a bare cut climbs back to the plateau over the time
+// of 20 requests at it, at least 2 s and at most 6 s (a fleet member
+// sending a request a second climbs back in 6 s, not 20).
+func TestRateBareRegain(t *testing.T) {
+	sec := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	for _, tt := range []struct {
+		accepted int // items accepted over the 3 s since the last cut
+		plateau  float64
+		want     time.Duration
+	}{
+		{6000, 2000, 2 * time.Second}, // 20 requests a second: 1 s, the least is 2 s
+		{1500, 500, 4 * time.Second},  // 5 a second: 4 s
+		{300, 100, 6 * time.Second},   // 1 a second: 20 s, the most is 6 s
+	} {
+		from := retry.RateState{Mode: retry.RatePaced, Ceiling: 950, Since: t0, Next: t0, Epoch: 1, AcceptedRun: tt.accepted,
+			Answered: 10, ItemsPerRequest: 100, FirstAccepted: sec(-10), Bare: true, Plateau: 1000, Regain: 2 * time.Second, Measured: true}
+		got := from.Refused(retry.Refusal{At: sec(3), Sent: sec(2.99), Items: 100, Bare: true})
+		require.Equal(t, sec(3), got.Since, "cut")
+		assert.InDelta(t, tt.plateau, got.Plateau, 1e-9)
+		assert.Equal(t, tt.want, got.Regain, "plateau %v items/s", tt.plateau)
 	}
 }
 

@@ -25,59 +25,74 @@ import (
 type pacerVariant struct {
 	name string
 	set  map[string]float64
+	// bare is set for the default and the variants of the bare 429's law,
+	// which also run through the fleet behind the bare limiter.
+	bare bool
 }
 
 // pacerVariants are the values measured against the default in
 // docs/benchmarks.md ("The pacer's constants"), one or two at a time.
 var pacerVariants = []pacerVariant{
-	{"default", nil},
+	{"default", nil, true},
 	// The law after a refusal with Retry-After (the fleet model and the
 	// quota cell x-token-items/retry-after/4rps/500).
-	{"paceCut=0.5", map[string]float64{"paceCut": 0.5}},
-	{"paceStepRequests=0.3", map[string]float64{"paceStepRequests": 0.3}},
-	{"paceStepRequests=1", map[string]float64{"paceStepRequests": 1}},
-	{"paceProbe=0.01", map[string]float64{"paceProbe": 0.01}},
-	{"slowStartDoubling=1.5", map[string]float64{"slowStartDoubling": 1.5}},
+	{"paceCut=0.5", map[string]float64{"paceCut": 0.5}, false},
+	{"paceStepRequests=0.3", map[string]float64{"paceStepRequests": 0.3}, false},
+	{"paceStepRequests=1", map[string]float64{"paceStepRequests": 1}, false},
+	{"paceProbe=0.01", map[string]float64{"paceProbe": 0.01}, false},
+	{"slowStartDoubling=1.5", map[string]float64{"slowStartDoubling": 1.5}, false},
 	// The bare 429's law (the limiter model).
-	{"bareMargin=0.1", map[string]float64{"bareMargin": 0.1}},
-	{"regainRequests=20", map[string]float64{"regainRequests": 20}},
-	{"bareProbe=0.005", map[string]float64{"bareProbe": 0.005}},
-	{"bareProbe=0.02", map[string]float64{"bareProbe": 0.02}},
-	{"measureRequests=5", map[string]float64{"measureRequests": 5}},
-	{"measuredRequests=1,minMeasured=0", map[string]float64{"measuredRequests": 1, "minMeasured": 0}},
-	{"measuredRequests=10", map[string]float64{"measuredRequests": 10}},
-	{"maxBackground=0", map[string]float64{"maxBackground": 0}},
-	{"backgroundMemory=0.5", map[string]float64{"backgroundMemory": 0.5}},
-	{"backgroundAlpha=0.05", map[string]float64{"backgroundAlpha": 0.05}},
-	{"backgroundAlpha=0.2", map[string]float64{"backgroundAlpha": 0.2}},
-	{"streakGrowth=1", map[string]float64{"streakGrowth": 1}},
-	{"maxStreakGrowths=4", map[string]float64{"maxStreakGrowths": 4}},
-	{"maxStreakGrowths=5", map[string]float64{"maxStreakGrowths": 5}},
-	{"maxStreakGrowths=6", map[string]float64{"maxStreakGrowths": 6}},
-	{"streakGrowth=1.5,maxStreakGrowths=3", map[string]float64{"streakGrowth": 1.5}},
-	{"streakGrowth=1.5,maxStreakGrowths=4", map[string]float64{"streakGrowth": 1.5, "maxStreakGrowths": 4}},
-	{"streakGrowth=1.5,maxStreakGrowths=5", map[string]float64{"streakGrowth": 1.5, "maxStreakGrowths": 5}},
-	{"backgroundStreak=3", map[string]float64{"backgroundStreak": 3}},
-	{"backgroundStreak=1000", map[string]float64{"backgroundStreak": 1000}},
+	{"bareMargin=0.1", map[string]float64{"bareMargin": 0.1}, true},
+	{"bareProbe=0.005", map[string]float64{"bareProbe": 0.005}, true},
+	{"bareProbe=0.02", map[string]float64{"bareProbe": 0.02}, true},
+	{"measureRequests=5", map[string]float64{"measureRequests": 5}, true},
+	{"measuredRequests=1,minMeasured=0", map[string]float64{"measuredRequests": 1, "minMeasured": 0}, true},
+	{"measuredRequests=10", map[string]float64{"measuredRequests": 10}, true},
+	{"maxBackground=0", map[string]float64{"maxBackground": 0}, true},
+	{"backgroundMemory=0.5", map[string]float64{"backgroundMemory": 0.5}, true},
+	{"backgroundAlpha=0.05", map[string]float64{"backgroundAlpha": 0.05}, true},
+	{"backgroundAlpha=0.2", map[string]float64{"backgroundAlpha": 0.2}, true},
+	{"streakGrowth=1", map[string]float64{"streakGrowth": 1}, true},
+	{"maxStreakGrowths=4", map[string]float64{"maxStreakGrowths": 4}, true},
+	{"maxStreakGrowths=5", map[string]float64{"maxStreakGrowths": 5}, true},
+	{"maxStreakGrowths=6", map[string]float64{"maxStreakGrowths": 6}, true},
+	{"streakGrowth=1.5,maxStreakGrowths=3", map[string]float64{"streakGrowth": 1.5}, true},
+	{"streakGrowth=1.5,maxStreakGrowths=4", map[string]float64{"streakGrowth": 1.5, "maxStreakGrowths": 4}, true},
+	{"streakGrowth=1.5,maxStreakGrowths=5", map[string]float64{"streakGrowth": 1.5, "maxStreakGrowths": 5}, true},
+	{"backgroundStreak=3", map[string]float64{"backgroundStreak": 3}, true},
+	{"backgroundStreak=1000", map[string]float64{"backgroundStreak": 1000}, true},
 	// The fourth step's value: the fewest answers a background share is
 	// read from.
-	{"minBackgroundAnswers=1", map[string]float64{"minBackgroundAnswers": 1}},
-	{"minBackgroundAnswers=10", map[string]float64{"minBackgroundAnswers": 10}},
-	{"minBackgroundAnswers=40", map[string]float64{"minBackgroundAnswers": 40}},
+	{"minBackgroundAnswers=1", map[string]float64{"minBackgroundAnswers": 1}, true},
+	{"minBackgroundAnswers=10", map[string]float64{"minBackgroundAnswers": 10}, true},
+	{"minBackgroundAnswers=40", map[string]float64{"minBackgroundAnswers": 40}, true},
+	// The sixth step's values: how long a bare cut takes to climb back,
+	// and how fast a limit that refuses nothing below it is probed (the
+	// first is the fifth step's law).
+	{"quietProbe=1,regainRequests=10,maxRegain=3600", map[string]float64{"quietProbe": 1, "regainRequests": 10, "maxRegain": 3600}, true},
+	{"regainRequests=10,maxRegain=3600", map[string]float64{"regainRequests": 10, "maxRegain": 3600}, true},
+	{"regainRequests=10", map[string]float64{"regainRequests": 10}, true},
+	{"maxRegain=3600", map[string]float64{"maxRegain": 3600}, true},
+	{"regainRequests=30,maxRegain=8", map[string]float64{"regainRequests": 30, "maxRegain": 8}, true},
+	{"quietProbe=1", map[string]float64{"quietProbe": 1}, true},
+	{"quietProbe=0.1", map[string]float64{"quietProbe": 0.1}, true},
+	{"quietProbe=0.5", map[string]float64{"quietProbe": 0.5}, true},
 }
 
 // TestPacerVariants runs every variant of the pacer's tuning (pacerVariants)
 // through the limiter model's 27 cells (TestScore with SCORE_EXTRA, over
 // VARIANTS_SCORE_SEEDS seeds, 20 unless set) and the fleet model
 // (TestFleetDistribution, over VARIANTS_FLEET_SEEDS seeds, 20 unless set),
-// and stores each variant's figures with their provenance in the file
+// the variants of the bare 429's law also through the fleet behind the bare
+// request-rate limiter (TestFleetBareDistribution, over
+// VARIANTS_BARE_FLEET_SEEDS seeds, 20 unless set), and stores each variant's figures with their provenance in the file
 // VARIANTS_JSON names, for the tables of docs/benchmarks.md. The cells
 // whose limiter answers with RateLimit fields, and the shedding cell, do
 // not give the same figures on every run of the same seed (goroutines
 // waking at the same virtual instant), so one stored run is one draw
 // there. The stored run, from the repository's root:
 //
-//	VARIANTS_SCORE_SEEDS=20 VARIANTS_FLEET_SEEDS=20 VARIANTS_JSON=docs/pacer-variants.json go test -run TestPacerVariants ./retry/
+//	VARIANTS_SCORE_SEEDS=20 VARIANTS_FLEET_SEEDS=20 VARIANTS_BARE_FLEET_SEEDS=20 VARIANTS_JSON=docs/pacer-variants.json go test -run TestPacerVariants ./retry/
 //
 // It asserts nothing, and runs only when VARIANTS_JSON is set.
 func TestPacerVariants(t *testing.T) {
@@ -91,14 +106,16 @@ func TestPacerVariants(t *testing.T) {
 		}
 		return 20
 	}
-	scoreSeeds, fleetSeeds := seeds("VARIANTS_SCORE_SEEDS"), seeds("VARIANTS_FLEET_SEEDS")
-	command := fmt.Sprintf("VARIANTS_SCORE_SEEDS=%d VARIANTS_FLEET_SEEDS=%d VARIANTS_JSON=%s go test -run TestPacerVariants ./retry/", scoreSeeds, fleetSeeds, path)
+	scoreSeeds, fleetSeeds, bareSeeds := seeds("VARIANTS_SCORE_SEEDS"), seeds("VARIANTS_FLEET_SEEDS"), seeds("VARIANTS_BARE_FLEET_SEEDS")
+	command := fmt.Sprintf("VARIANTS_SCORE_SEEDS=%d VARIANTS_FLEET_SEEDS=%d VARIANTS_BARE_FLEET_SEEDS=%d VARIANTS_JSON=%s go test -run TestPacerVariants ./retry/",
+		scoreSeeds, fleetSeeds, bareSeeds, path)
 	stored := struct {
 		scenario.Provenance
-		ScoreSeeds int              `json:"score_seeds"`
-		FleetSeeds int              `json:"fleet_seeds"`
-		Runs       []map[string]any `json:"runs"`
-	}{Provenance: scenario.NewProvenance(strings.Fields(command)), ScoreSeeds: scoreSeeds, FleetSeeds: fleetSeeds}
+		ScoreSeeds     int              `json:"score_seeds"`
+		FleetSeeds     int              `json:"fleet_seeds"`
+		BareFleetSeeds int              `json:"bare_fleet_seeds"`
+		Runs           []map[string]any `json:"runs"`
+	}{Provenance: scenario.NewProvenance(strings.Fields(command)), ScoreSeeds: scoreSeeds, FleetSeeds: fleetSeeds, BareFleetSeeds: bareSeeds}
 	ours := string(scenario.Ours)
 	for _, v := range pacerVariants {
 		restore, err := retry.SetTuning(v.set)
@@ -151,6 +168,19 @@ func TestPacerVariants(t *testing.T) {
 				"refused_share": share(f.Refused, f.Requests), "lost": f.Lost,
 			})
 			fair = append(fair, f.Fairness)
+		}
+		// The fleet behind the bare request-rate limiter: every seed, for
+		// the default and the bare law's variants.
+		for seed := range uint64(bareSeeds) { //nolint:gosec // G115: seeds are small and never negative
+			if !v.bare {
+				break
+			}
+			f := simulateFleet(t, bareFleetSim(), seed)
+			stored.Runs = append(stored.Runs, map[string]any{
+				"scenario": "fleet-bare-model", "exporter": ours, "variant": v.name, "run": seed,
+				"fairness": f.Fairness, "after_window_rps": f.AfterWindow, "refused_share": share(f.Refused, f.Requests),
+				"lost": f.Lost, "delivery_seconds": f.Delivery.Seconds(),
+			})
 		}
 		restore()
 		slices.Sort(fair)

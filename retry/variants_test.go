@@ -127,6 +127,7 @@ func TestPacerVariants(t *testing.T) {
 		// is not deterministic there) is counted apart, so that excess
 		// stays finite.
 		failing, undelivered, excess, worst, worstCell := 0, 0, 0.0, scenario.Ratio(0), ""
+		seedsMet := 0 // over every cell: the seeds that meet every goal
 		for _, sc := range scoreCellsOver(t, matrixCells(true), scoreSeeds) {
 			run := map[string]any{
 				"scenario": sc.cell.Name, "exporter": ours, "model": "score", "variant": v.name,
@@ -142,6 +143,7 @@ func TestPacerVariants(t *testing.T) {
 				run["delivery_seconds"] = *sc.figures.DeliverySeconds
 			}
 			stored.Runs = append(stored.Runs, run)
+			seedsMet += sc.met
 			switch {
 			case math.IsInf(float64(sc.worst.Worst), 0):
 				failing++
@@ -157,6 +159,7 @@ func TestPacerVariants(t *testing.T) {
 		stored.Runs = append(stored.Runs, map[string]any{
 			"scenario": "score", "exporter": ours, "variant": v.name,
 			"failing": failing, "not_delivered": undelivered, "worst": worst, "worst_cell": worstCell, "excess": excess,
+			"seeds_met": seedsMet,
 		})
 		// The fleet model: every seed.
 		var fair []float64

@@ -112,7 +112,7 @@ func TestStoredMatricesInDocs(t *testing.T) {
 // in docs/benchmarks.md (before the pacer learned any limiter, its first
 // version, and now) are the stored runs' figures.
 func TestStoredBareFleetInDocs(t *testing.T) {
-	for _, name := range []string{"scenariobench-fleet-bare-before.json", "scenariobench-fleet-bare-first-pacer.json", "scenariobench-fleet-bare-second-step.json", "scenariobench-fleet-bare-third-step.json", "scenariobench-fleet-bare.json"} {
+	for _, name := range []string{"scenariobench-fleet-bare-before.json", "scenariobench-fleet-bare-first-pacer.json", "scenariobench-fleet-bare-second-step.json", "scenariobench-fleet-bare-third-step.json", "scenariobench-fleet-bare-fourth-step.json", "scenariobench-fleet-bare.json"} {
 		t.Run(name, func(t *testing.T) { checkStoredBareFleet(t, name) })
 	}
 }

@@ -115,6 +115,8 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 			t.bareProbe = v
 		case "quietProbe":
 			t.quietProbe = v
+		case "quietShare":
+			t.quietShare = v
 		case "maxRegain":
 			t.maxRegain = seconds(v)
 		case "measureRequests":

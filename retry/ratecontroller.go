@@ -93,8 +93,12 @@ type pacerTuning struct {
 	// only crossed by the probe, and each probe past it costs a refusal.
 	// A backend that refuses a share at random, or a limit shared with
 	// other senders whose load moves, also refuses below it: the probe
-	// stays as fast, to find the room they leave.
+	// stays as fast, to find the room they leave. quietShare is the
+	// largest background share that reads as nil: the counts of older cuts
+	// fade (backgroundMemory), and one stray refusal among them must not
+	// keep the probe fast for good.
 	quietProbe float64
+	quietShare float64
 	// measureRequests and minBareMeasure: after a bare cut, a bare refusal
 	// cuts again only after the time of measureRequests requests at the
 	// ceiling, and minBareMeasure (what the backend takes at the new pace
@@ -161,6 +165,7 @@ var defaultTuning = pacerTuning{
 	maxRegain:            6 * time.Second,
 	bareProbe:            0.05,
 	quietProbe:           0.25,
+	quietShare:           0.01,
 	measureRequests:      3,
 	minBareMeasure:       200 * time.Millisecond,
 	measuredRequests:     5,
@@ -339,7 +344,9 @@ func (s rateState) At(now time.Time, quiet time.Duration) rateState {
 
 // Rate is the pace at now in items per second, 0 when unlimited: in a
 // slow start, Ceiling doubled every slowStartDoubling; after a bare cut,
-// a cubic from Ceiling through Plateau at Regain; otherwise, Ceiling plus
+// a cubic from Ceiling through Plateau at Regain, then Plateau grown by
+// bareProbe (times quietProbe when Quiet) times the square of the seconds
+// since; otherwise, Ceiling plus
 // paceStepRequests requests a second for every second since Since, plus
 // paceProbe of Ceiling times the square of those seconds.
 func (s rateState) Rate(now time.Time) float64 {
@@ -385,10 +392,11 @@ func (s rateState) Background() float64 {
 	return min(s.BackgroundRefused/s.BackgroundAnswered, tuning.maxBackground)
 }
 
-// Quiet says whether a background share was read and is nil: nothing
-// refused at a pace below a measured accepted rate (see quietProbe).
+// Quiet says whether a background share was read and is nil (at most
+// quietShare): next to nothing refused at a pace below a measured accepted
+// rate (see quietProbe).
 func (s rateState) Quiet() bool {
-	return s.BackgroundAnswered >= max(tuning.minBackgroundAnswers, 1) && s.BackgroundRefused == 0
+	return s.BackgroundAnswered >= max(tuning.minBackgroundAnswers, 1) && s.BackgroundRefused <= tuning.quietShare*s.BackgroundAnswered
 }
 
 // requestsToItems converts a rate in requests a second into items a second

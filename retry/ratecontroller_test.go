@@ -513,9 +513,15 @@ func TestRateBareCurve(t *testing.T) {
 	assert.True(t, quiet.Quiet())
 	assert.InDelta(t, 1000*(1+0.05*0.25*4), quiet.Rate(t0.Add(4*time.Second)), 1e-9, "quiet: a quarter of the probe")
 	assert.InDelta(t, 1000-100*0.125, quiet.Rate(t0.Add(time.Second)), 1e-9, "quiet: the climb back as fast")
+	// One refusal among 200 answers (0.5 %, the counts of a stray refusal
+	// some cuts ago, faded): still quiet.
+	faded := quiet
+	faded.BackgroundAnswered, faded.BackgroundRefused = 200, 1
+	assert.True(t, faded.Quiet(), "a share of 0.5 percent reads as nil")
 	for name, f := range map[string]func(*retry.RateState){
-		"one refused below the plateau": func(s *retry.RateState) { s.BackgroundRefused = 1 },
-		"fewer than 20 answers read":    func(s *retry.RateState) { s.BackgroundAnswered = 19 },
+		"one refused below the plateau in 20 (5 %)": func(s *retry.RateState) { s.BackgroundRefused = 1 },
+		"two refused in 100 (2 %)":                  func(s *retry.RateState) { s.BackgroundAnswered, s.BackgroundRefused = 100, 2 },
+		"fewer than 20 answers read":                func(s *retry.RateState) { s.BackgroundAnswered = 19 },
 	} {
 		loud := quiet
 		f(&loud)

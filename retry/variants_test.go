@@ -77,6 +77,7 @@ var pacerVariants = []pacerVariant{
 	{"quietProbe=1", map[string]float64{"quietProbe": 1}, true},
 	{"quietProbe=0.1", map[string]float64{"quietProbe": 0.1}, true},
 	{"quietProbe=0.5", map[string]float64{"quietProbe": 0.5}, true},
+	{"quietShare=0", map[string]float64{"quietShare": 0}, true},
 }
 
 // TestPacerVariants runs every variant of the pacer's tuning (pacerVariants)

@@ -346,9 +346,9 @@ func (s rateState) At(now time.Time, quiet time.Duration) rateState {
 // slow start, Ceiling doubled every slowStartDoubling; after a bare cut,
 // a cubic from Ceiling through Plateau at Regain, then Plateau grown by
 // bareProbe (times quietProbe when Quiet) times the square of the seconds
-// since; otherwise, Ceiling plus
-// paceStepRequests requests a second for every second since Since, plus
-// paceProbe of Ceiling times the square of those seconds.
+// since; otherwise, Ceiling plus paceStepRequests requests a second for
+// every second since Since, plus paceProbe of Ceiling times the square of
+// those seconds.
 func (s rateState) Rate(now time.Time) float64 {
 	// (Callers may read the clock before the state was last changed: now
 	// may be a little before Since.)
@@ -386,7 +386,7 @@ func (s rateState) ConcurrencyAt(now time.Time) int {
 // Background is the share of requests the backend refuses whatever the
 // pace: of those answered at a pace below a measured accepted rate.
 func (s rateState) Background() float64 {
-	if s.BackgroundAnswered < max(tuning.minBackgroundAnswers, 1) {
+	if !s.backgroundRead() {
 		return 0
 	}
 	return min(s.BackgroundRefused/s.BackgroundAnswered, tuning.maxBackground)
@@ -396,7 +396,13 @@ func (s rateState) Background() float64 {
 // quietShare): next to nothing refused at a pace below a measured accepted
 // rate (see quietProbe).
 func (s rateState) Quiet() bool {
-	return s.BackgroundAnswered >= max(tuning.minBackgroundAnswers, 1) && s.BackgroundRefused <= tuning.quietShare*s.BackgroundAnswered
+	return s.backgroundRead() && s.BackgroundRefused <= tuning.quietShare*s.BackgroundAnswered
+}
+
+// backgroundRead says whether enough answers were counted to read a
+// background share from (minBackgroundAnswers).
+func (s rateState) backgroundRead() bool {
+	return s.BackgroundAnswered >= max(tuning.minBackgroundAnswers, 1)
 }
 
 // requestsToItems converts a rate in requests a second into items a second

@@ -139,6 +139,8 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 			t.maxStreakGrowths = int(v)
 		case "minBackgroundAnswers":
 			t.minBackgroundAnswers = v
+		case "paceMargin":
+			t.paceMargin = v
 		case "backgroundStreak":
 			t.backgroundStreak = int(v)
 		default:

@@ -60,6 +60,12 @@ type pacerTuning struct {
 	// with its window. A ceiling learned too low is left behind in
 	// seconds, however high it is.
 	paceProbe float64
+	// paceMargin is how far below the rate the backend accepted since the
+	// last cut a later cut sets the pace at most. Between two refusals a
+	// token bucket is empty at both, so that rate is its limit; a pace
+	// started at the limit crosses it as soon as it grows, and the next
+	// refusal comes within seconds.
+	paceMargin float64
 	// slowStartDoubling is how long the pace takes to double in a slow
 	// start.
 	slowStartDoubling time.Duration
@@ -157,6 +163,7 @@ var defaultTuning = pacerTuning{
 	paceCut:              0.6,
 	paceStepRequests:     0.15,
 	paceProbe:            0.005,
+	paceMargin:           0.1,
 	slowStartDoubling:    time.Second,
 	firstBareCut:         0.05,
 	bareMargin:           0.05,
@@ -506,11 +513,11 @@ func (s rateState) background(now time.Time, refused bool) rateState {
 // is what was accepted over the last acceptWindow, or since the first
 // acceptance if that is more recent (over at least firstRefusalSpan); with
 // nothing accepted there is nothing to learn yet, and with fewer than
-// measuredRequests requests accepted the ceiling only starts a slow start. Later, a refusal of a
-// request sent after the last cut cuts the pace to what was accepted since
-// that cut over the time since (a token bucket is empty at both refusals,
-// so that is its rate), and to at most paceCut of the pace of the moment,
-// which was too much; a slow start's pace doubled away from what it had
+// measuredRequests requests accepted the ceiling only starts a slow start.
+// Later, a refusal of a request sent after the last cut cuts the pace to a
+// paceMargin below what was accepted since that cut over the time since (a
+// token bucket is empty at both refusals, so that is its rate), and to at
+// most paceCut of the pace of the moment, which was too much; a slow start's pace doubled away from what it had
 // accepted, which is all there is to go by, and is not cut further. A
 // request in flight with the one whose refusal made the last cut, and a
 // hold's probe (its refusal only says the hold goes on), cut nothing. The
@@ -574,7 +581,7 @@ func (s rateState) Refused(r refusedAnswer) rateState {
 	case rateSlowStart:
 		ceiling = min(float64(s.AcceptedRun)/elapsed.Seconds(), s.Rate(r.At))
 	default:
-		ceiling = min(float64(s.AcceptedRun)/elapsed.Seconds(), tuning.paceCut*s.Rate(r.At))
+		ceiling = min((1-tuning.paceMargin)*float64(s.AcceptedRun)/elapsed.Seconds(), tuning.paceCut*s.Rate(r.At))
 	}
 	return s.restart(r.At, max(ceiling, floor), ratePaced)
 }

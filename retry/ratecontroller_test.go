@@ -156,10 +156,10 @@ func TestRateTransitions(t *testing.T) {
 			want:  func() retry.RateState { s := paced(300); s.Answered = 1; return s }(),
 		},
 		{
-			name:  "paced, refused after less was accepted than 60 % of the pace: what was accepted binds",
+			name:  "paced, refused after less was accepted than 60 % of the pace: 90 % of what was accepted binds",
 			from:  paced(500),
 			event: func(s retry.RateState) retry.RateState { return s.Refused(refusal(1, 0.5)) },
-			want:  retry.RateState{Mode: retry.RatePaced, Ceiling: 500, Since: sec(1), Next: sec(1), Epoch: 2, ItemsPerRequest: 100, FirstAccepted: sec(-5)},
+			want:  retry.RateState{Mode: retry.RatePaced, Ceiling: 0.9 * 500, Since: sec(1), Next: sec(1), Epoch: 2, ItemsPerRequest: 100, FirstAccepted: sec(-5)},
 		},
 		{
 			name:  "paced, refused after more was accepted: 60 % of the pace of the moment",

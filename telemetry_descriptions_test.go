@@ -53,7 +53,7 @@ var metricDescriptions = map[string]struct {
 		[]string{"TestGaugesFollowTheWindowAndBackoff", "TestTelemetryUnauthorizedHold"},
 	},
 	"otlp_http_retry_pacing_ceiling": {
-		"The pace the destination's pacer set at its last cut, in items per second: after a refusal with Retry-After, what the backend accepted between its last two refusals (at most 60 % of the pace of the moment); after a refusal without a hint, 5 % below the rate the backend accepted (grossed up by the share it refuses whatever the pace); after a window that taught nothing, the slow start's first pace; 0 while the destination is unlimited.",
+		"The pace the destination's pacer set at its last cut, in items per second: after a refusal with Retry-After, 10 % below what the backend accepted between its last two refusals (at most 60 % of the pace of the moment); after a refusal without a hint, 5 % below the rate the backend accepted (grossed up by the share it refuses whatever the pace); after a window that taught nothing, the slow start's first pace; 0 while the destination is unlimited.",
 		[]string{"TestTelemetryPacingGauges", "TestTelemetryPacingGaugesAfterABare429"},
 	},
 	"otlp_http_retry_pacing_rate": {

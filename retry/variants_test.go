@@ -78,6 +78,12 @@ var pacerVariants = []pacerVariant{
 	{"quietProbe=0.1", map[string]float64{"quietProbe": 0.1}, true},
 	{"quietProbe=0.5", map[string]float64{"quietProbe": 0.5}, true},
 	{"quietShare=0", map[string]float64{"quietShare": 0}, true},
+	// The seventh step's value: how far below the rate a token bucket
+	// accepted between two refusals with a Retry-After the pace starts
+	// (the first is the sixth step's law).
+	{"paceMargin=0", map[string]float64{"paceMargin": 0}, false},
+	{"paceMargin=0.05", map[string]float64{"paceMargin": 0.05}, false},
+	{"paceMargin=0.15", map[string]float64{"paceMargin": 0.15}, false},
 }
 
 // TestPacerVariants runs every variant of the pacer's tuning (pacerVariants)

@@ -253,7 +253,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.OtlpHTTPRetryPacingCeiling, err = builder.meter.Float64ObservableGauge(
 		"otelcol_otlp_http_retry_pacing_ceiling",
-		metric.WithDescription("The pace the destination's pacer set at its last cut, in items per second: after a refusal with Retry-After, what the backend accepted between its last two refusals (at most 60 % of the pace of the moment); after a refusal without a hint, 5 % below the rate the backend accepted (grossed up by the share it refuses whatever the pace); after a window that taught nothing, the slow start's first pace; 0 while the destination is unlimited. [Alpha]"),
+		metric.WithDescription("The pace the destination's pacer set at its last cut, in items per second: after a refusal with Retry-After, 10 % below what the backend accepted between its last two refusals (at most 60 % of the pace of the moment); after a refusal without a hint, 5 % below the rate the backend accepted (grossed up by the share it refuses whatever the pace); after a window that taught nothing, the slow start's first pace; 0 while the destination is unlimited. [Alpha]"),
 		metric.WithUnit("{item}/s"),
 	)
 	errs = errors.Join(errs, err)

@@ -139,6 +139,8 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 			t.maxStreakGrowths = int(v)
 		case "minBackgroundAnswers":
 			t.minBackgroundAnswers = v
+		case "strayShare":
+			t.strayShare = v
 		case "paceMargin":
 			t.paceMargin = v
 		case "backgroundStreak":

@@ -149,6 +149,19 @@ type pacerTuning struct {
 	// refuses at random seldom refuses twice in a row.
 	streakGrowth     float64
 	maxStreakGrowths int
+	// strayShare: while the pace climbs back after a bare cut, below a
+	// plateau read over too short a span to say where a limit is
+	// (rateState.Measured unset), a bare 429 that is the first in a row,
+	// when at most strayShare of the answers since the cut were refused
+	// and what was accepted since is itself too short a measure, is a
+	// stray refusal and cuts nothing. Cut, a backend that refuses a few
+	// per cent at random pulled the pace down at each of them: the rate
+	// it accepted, read over a fraction of a second while a backlog waits,
+	// is the pace's own, a few per cent less for the refusal, and the
+	// next cut starts from there. A limit below such a plateau refuses
+	// more than that share, or several in a row, or again once the measure
+	// is long enough.
+	strayShare float64
 	// backgroundStreak: a bare 429 that is the backgroundStreak-th or a
 	// later one in a row (rateState.Streak) does not count towards the
 	// background share. A window that ran out, or an emptied bucket,
@@ -184,6 +197,7 @@ var defaultTuning = pacerTuning{
 	streakGrowth:         2,
 	maxStreakGrowths:     3,
 	backgroundStreak:     2,
+	strayShare:           0.25,
 }
 
 // tuning is the tuning the pacers run with: defaultTuning, but for the
@@ -590,8 +604,9 @@ func (s rateState) Refused(r refusedAnswer) rateState {
 // cut (a 429 without a usable Retry-After, or a 502, 503 or 504 while the
 // backend takes others). With nothing accepted lately there is nothing to
 // learn. Within measureRequests requests of a bare cut, it is too soon to
-// tell what the backend takes at the new pace: no cut. The first refusal
-// (from unlimited), and any 502, 503 or 504, hold the pace a firstBareCut
+// tell what the backend takes at the new pace: no cut; nor does a stray
+// refusal while the pace climbs back to a plateau not measured (stray,
+// strayShare). The first refusal (from unlimited), and any 502, 503 or 504, hold the pace a firstBareCut
 // below the rate requests were going at and climb back to it: that slows a
 // shedding backend without halving the pace at every cut. A 429 at a pace
 // below a measured accepted rate cuts nothing: no limit refuses there, so
@@ -614,6 +629,9 @@ func (s rateState) bareCut(r refusedAnswer, floor float64) rateState {
 	elapsed := r.At.Sub(s.Since)
 	if s.Mode != rateUnlimited && s.Bare && elapsed < max(tuning.minBareMeasure, time.Duration(tuning.measureRequests*float64(interval(s.ItemsPerRequest, s.Ceiling)))) {
 		// Too soon to tell what the backend takes at this pace.
+		return s
+	}
+	if s.stray(r) {
 		return s
 	}
 	if s.Mode == rateUnlimited || r.Shed {
@@ -646,11 +664,29 @@ func (s rateState) bareCut(r refusedAnswer, floor float64) rateState {
 	if s.AcceptedRun > 0 {
 		accepted = float64(s.AcceptedRun) / elapsed.Seconds()
 	}
-	measured := float64(s.AcceptedRun) >= tuning.measuredRequests*float64(max(s.ItemsPerRequest, 1)) && elapsed >= tuning.minMeasured
+	measured := s.longMeasure(r.At)
 	accepted = max(accepted/(1-bg), floor)
 	s.BackgroundAnswered *= tuning.backgroundMemory
 	s.BackgroundRefused *= tuning.backgroundMemory
 	return s.bare(r.At, min((1-tuning.bareMargin)*accepted, s.Rate(r.At)), accepted, measured)
+}
+
+// longMeasure says whether what was accepted since the last cut, at at,
+// is long enough a measure to say where a limit is: at least
+// measuredRequests requests over at least minMeasured.
+func (s rateState) longMeasure(at time.Time) bool {
+	return float64(s.AcceptedRun) >= tuning.measuredRequests*float64(max(s.ItemsPerRequest, 1)) && at.Sub(s.Since) >= tuning.minMeasured
+}
+
+// stray says whether a bare refusal is a stray one (strayShare): the pace
+// climbs back below a plateau that was not measured, the refusal is the
+// first in a row, at most strayShare of the answers since the cut were
+// refused, and what was accepted since is too short a measure.
+func (s rateState) stray(r refusedAnswer) bool {
+	if s.Mode != ratePaced || !s.Bare || s.Measured || r.Shed || s.Streak > 1 || s.Rate(r.At) > s.Plateau {
+		return false
+	}
+	return float64(s.RefusedRun) <= tuning.strayShare*float64(s.Answered) && !s.longMeasure(r.At)
 }
 
 // span is how long before at a measure over window reaches: window, or

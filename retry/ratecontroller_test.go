@@ -341,6 +341,46 @@ func TestRateTransitions(t *testing.T) {
 			}),
 		},
 		{
+			// climbing from 950 back to a plateau of 1000 read over too
+			// short a span (Measured unset); 400 items accepted in the
+			// 0.5 s since the cut, fewer than 5 requests
+			name:  "bare, climbing back to a plateau not measured, the first in a row, 1 of 5 answers refused, a short measure: stray, no cut",
+			from:  with(bare(400, 4, 0), func(s *retry.RateState) { s.Measured = false }),
+			event: func(s retry.RateState) retry.RateState { return s.Refused(bareRefusal(0.5)) },
+			want:  inRow(with(bare(400, 5, 1), func(s *retry.RateState) { s.Measured = false }), 1, 0.5),
+		},
+		{
+			// 800 items a second taken since the cut: 5 % below it, the
+			// plateau still not measured
+			name:  "bare, as the stray one but 2 of 5 answers refused (more than a quarter): cut",
+			from:  with(bare(400, 4, 1), func(s *retry.RateState) { s.Measured = false }),
+			event: func(s retry.RateState) retry.RateState { return s.Refused(bareRefusal(0.5)) },
+			want: inRow(with(bare(0, 0, 0), func(s *retry.RateState) {
+				s.Since, s.Epoch, s.Ceiling, s.Plateau, s.Measured = sec(0.5), 2, 760, 800, false
+				s.Next, s.Regain = sec(0.5).Add(paceInterval(760)), regainAt(800)
+			}), 1, 0.5),
+		},
+		{
+			name:  "bare, as the stray one but the second in a row: cut, the next request two intervals out",
+			from:  inRow(with(bare(400, 4, 0), func(s *retry.RateState) { s.Measured = false }), 1, 0.45),
+			event: func(s retry.RateState) retry.RateState { return s.Refused(bareRefusal(0.5)) },
+			want: inRow(with(bare(0, 0, 0), func(s *retry.RateState) {
+				s.Since, s.Epoch, s.Ceiling, s.Plateau, s.Measured = sec(0.5), 3, 760, 800, false
+				s.Next, s.Regain = sec(0.5).Add(2*paceInterval(760)), regainAt(800)
+			}), 2, 0.5),
+		},
+		{
+			// 600 items over 1.2 s: a measure long enough (5 requests,
+			// 1 s); 500 items a second, 5 % below it, now measured
+			name:  "bare, as the stray one but a measure long enough since the cut: cut, the plateau measured",
+			from:  with(bare(600, 6, 0), func(s *retry.RateState) { s.Measured = false }),
+			event: func(s retry.RateState) retry.RateState { return s.Refused(bareRefusal(1.2)) },
+			want: inRow(with(bare(0, 0, 0), func(s *retry.RateState) {
+				s.Since, s.Epoch, s.Ceiling, s.Plateau = sec(1.2), 2, 475, 500
+				s.Next, s.Regain = sec(1.2).Add(paceInterval(475)), regainAt(500)
+			}), 1, 1.2),
+		},
+		{
 			name: "bare, a background share of a half: grossed up by it",
 			from: with(bare(1500, 29, 19), func(s *retry.RateState) { s.BackgroundAnswered, s.BackgroundRefused = 20, 10 }),
 			// 500 items a second taken, half refused whatever the pace:

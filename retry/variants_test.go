@@ -84,6 +84,12 @@ var pacerVariants = []pacerVariant{
 	{"paceMargin=0", map[string]float64{"paceMargin": 0}, false},
 	{"paceMargin=0.05", map[string]float64{"paceMargin": 0.05}, false},
 	{"paceMargin=0.15", map[string]float64{"paceMargin": 0.15}, false},
+	// The eighth step's value: the largest share of answers refused since
+	// a bare cut that still reads as stray refusals (the first is the
+	// seventh step's law).
+	{"strayShare=0", map[string]float64{"strayShare": 0}, true},
+	{"strayShare=0.15", map[string]float64{"strayShare": 0.15}, true},
+	{"strayShare=0.35", map[string]float64{"strayShare": 0.35}, true},
 }
 
 // TestPacerVariants runs every variant of the pacer's tuning (pacerVariants)

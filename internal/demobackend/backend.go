@@ -141,6 +141,10 @@ type Record struct {
 	InRefusedWindow bool
 	// Err is why the request was rejected as malformed, if it was.
 	Err string
+	// Truncated is set when the body did not arrive whole: the connection
+	// ended before it did (a client killed mid-request). BodyHash is then
+	// of the bytes that came, not of what was sent.
+	Truncated bool
 	// Limited is set when ModeLimiter's limiter refused the request (429,
 	// or 503 when it sheds load).
 	Limited bool
@@ -382,6 +386,7 @@ func (b *Backend) export(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := Record{Arrival: arrival, Path: r.URL.Path, Header: r.Header.Clone(), Key: r.Header.Get(b.cfg.IdempotencyHeader)}
 	wire, err := io.ReadAll(io.LimitReader(r.Body, b.cfg.MaxBodyBytes+1))
+	rec.Truncated = err != nil
 	if err == nil && int64(len(wire)) > b.cfg.MaxBodyBytes {
 		err = fmt.Errorf("body larger than %d bytes", b.cfg.MaxBodyBytes)
 	}

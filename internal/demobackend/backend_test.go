@@ -547,3 +547,45 @@ func TestCloseCancelsTimedUp(t *testing.T) {
 		t.Fatalf("Down after Close: %v, want ErrClosed", err)
 	}
 }
+
+// cutReader yields its bytes, then fails as a connection that ended
+// before the body's end does.
+type cutReader struct{ r io.Reader }
+
+func (c cutReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if err == io.EOF {
+		return n, io.ErrUnexpectedEOF
+	}
+	return n, err
+}
+
+// TestTruncatedBodyIsNotAChangedBody: a request whose body did not arrive
+// whole (a collector killed mid-request) is recorded as truncated and left
+// out of the key's byte comparison, since its bytes are not what was
+// sent; a whole request with the same key and other bytes still counts.
+func TestTruncatedBodyIsNotAChangedBody(t *testing.T) {
+	b := New(Config{})
+	body := traces(t, 3, 1)
+	if resp := post(t, b.Handler(), reqOpts{key: "k"}, body); resp.StatusCode != http.StatusOK {
+		t.Fatalf("whole request: status %d", resp.StatusCode)
+	}
+	req := httptest.NewRequest(http.MethodPost, "/v1/traces", cutReader{bytes.NewReader(body[:len(body)/2])})
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	req.Header.Set(defaultIdempotencyHeader, "k")
+	rec := httptest.NewRecorder()
+	b.Handler().ServeHTTP(rec, req)
+	if rec.Code == http.StatusOK {
+		t.Fatal("a truncated body was accepted")
+	}
+	s := b.Summary()
+	if s.TruncatedBodies != 1 || s.KeysWithChangedBody != 0 || s.KeysReused != 1 {
+		t.Fatalf("truncated %d, keys with changed bytes %d, reused %d; want 1, 0, 1", s.TruncatedBodies, s.KeysWithChangedBody, s.KeysReused)
+	}
+	if resp := post(t, b.Handler(), reqOpts{key: "k"}, traces(t, 3, 2)); resp.StatusCode != http.StatusOK {
+		t.Fatalf("other bytes: status %d", resp.StatusCode)
+	}
+	if s := b.Summary(); s.KeysWithChangedBody != 1 {
+		t.Fatalf("keys with changed bytes %d after whole other bytes under the same key, want 1", s.KeysWithChangedBody)
+	}
+}

@@ -23,8 +23,12 @@ type Summary struct {
 	// MissingKeys counts requests without an idempotency key.
 	MissingKeys int
 	// KeysWithChangedBody counts keys whose requests did not all carry the
-	// same body bytes (must be 0: a retry resends the same bytes).
+	// same body bytes (must be 0: a retry resends the same bytes). A body
+	// that did not arrive whole (Record.Truncated) is left out: its bytes
+	// are what came before the connection ended, not what was sent.
 	KeysWithChangedBody int
+	// TruncatedBodies counts requests whose body did not arrive whole.
+	TruncatedBodies int
 	// RefusedKeysNeverAccepted counts keys that got a 429 and never a 200.
 	RefusedKeysNeverAccepted int
 
@@ -57,6 +61,9 @@ func Summarize(records []Record) Summary {
 	spans := map[string]int{}
 	for _, r := range records {
 		s.Requests++
+		if r.Truncated {
+			s.TruncatedBodies++
+		}
 		if s.FirstRequest.IsZero() {
 			s.FirstRequest = r.Arrival
 		}
@@ -93,12 +100,16 @@ func Summarize(records []Record) Summary {
 		}
 		k, ok := keys[r.Key]
 		if !ok {
-			k = &keyInfo{hash: r.BodyHash}
+			k = &keyInfo{}
 			keys[r.Key] = k
 			order = append(order, r.Key)
 		}
 		k.requests++
-		if k.hash != r.BodyHash {
+		switch {
+		case r.Truncated:
+		case k.hash == "":
+			k.hash = r.BodyHash
+		case k.hash != r.BodyHash:
 			k.changed = true
 		}
 		switch r.Status {

@@ -79,7 +79,7 @@ func TestPersistentQueueSurvivesKill9(t *testing.T) {
 	}
 	sum := demobackend.Summarize(recs)
 	if sum.KeysWithChangedBody != 0 || sum.MissingKeys != 0 || sum.DuplicateKeysAccepted != 0 {
-		t.Errorf("keys: %d with changed bytes, %d requests without a key, %d accepted twice", sum.KeysWithChangedBody, sum.MissingKeys, sum.DuplicateKeysAccepted)
+		t.Errorf("keys: %d with changed bytes, %d requests without a key, %d accepted twice (%d bodies cut off by a kill, left out)", sum.KeysWithChangedBody, sum.MissingKeys, sum.DuplicateKeysAccepted, sum.TruncatedBodies)
 	}
 	accepted := map[string]bool{}
 	for _, r := range recs {

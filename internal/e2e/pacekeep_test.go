@@ -113,7 +113,7 @@ func restartPaced(t *testing.T, how string) (before, after int) {
 	}
 	sum := demobackend.Summarize(recs)
 	if sum.DuplicateKeysAccepted != 0 && how != "kill-9" || sum.KeysWithChangedBody != 0 || sum.MissingKeys != 0 {
-		t.Errorf("%s: keys: %d accepted twice, %d with changed bytes, %d requests without a key", how, sum.DuplicateKeysAccepted, sum.KeysWithChangedBody, sum.MissingKeys)
+		t.Errorf("%s: keys: %d accepted twice, %d with changed bytes, %d requests without a key (%d bodies cut off by a stop, left out)", how, sum.DuplicateKeysAccepted, sum.KeysWithChangedBody, sum.MissingKeys, sum.TruncatedBodies)
 	}
 	second := between(recs, stopped, time.Time{})
 	after = refusedOfFirst(second, paceFirstRequests)

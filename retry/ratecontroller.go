@@ -531,8 +531,9 @@ func (s rateState) background(now time.Time, refused bool) rateState {
 // Later, a refusal of a request sent after the last cut cuts the pace to a
 // paceMargin below what was accepted since that cut over the time since (a
 // token bucket is empty at both refusals, so that is its rate), and to at
-// most paceCut of the pace of the moment, which was too much; a slow start's pace doubled away from what it had
-// accepted, which is all there is to go by, and is not cut further. A
+// most paceCut of the pace of the moment, which was too much; a slow
+// start's pace doubled away from what it had accepted, which is all there
+// is to go by, and is not cut further. A
 // request in flight with the one whose refusal made the last cut, and a
 // hold's probe (its refusal only says the hold goes on), cut nothing. The
 // ceiling is never below one request a second.
@@ -606,8 +607,9 @@ func (s rateState) Refused(r refusedAnswer) rateState {
 // learn. Within measureRequests requests of a bare cut, it is too soon to
 // tell what the backend takes at the new pace: no cut; nor does a stray
 // refusal while the pace climbs back to a plateau not measured (stray,
-// strayShare). The first refusal (from unlimited), and any 502, 503 or 504, hold the pace a firstBareCut
-// below the rate requests were going at and climb back to it: that slows a
+// strayShare). The first refusal (from unlimited), and any 502, 503 or
+// 504, hold the pace a firstBareCut below the rate requests were going at
+// and climb back to it: that slows a
 // shedding backend without halving the pace at every cut. A 429 at a pace
 // below a measured accepted rate cuts nothing: no limit refuses there, so
 // the backend refuses a share whatever the pace (its background share is

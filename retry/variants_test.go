@@ -98,8 +98,9 @@ var pacerVariants = []pacerVariant{
 // (TestFleetDistribution, over VARIANTS_FLEET_SEEDS seeds, 20 unless set),
 // the variants of the bare 429's law also through the fleet behind the bare
 // request-rate limiter (TestFleetBareDistribution, over
-// VARIANTS_BARE_FLEET_SEEDS seeds, 20 unless set), and stores each variant's figures with their provenance in the file
-// VARIANTS_JSON names, for the tables of docs/benchmarks.md. The cells
+// VARIANTS_BARE_FLEET_SEEDS seeds, 20 unless set), and stores each
+// variant's figures with their provenance in the file VARIANTS_JSON names,
+// for the tables of docs/benchmarks.md. The cells
 // whose limiter answers with RateLimit fields, and the shedding cell, do
 // not give the same figures on every run of the same seed (goroutines
 // waking at the same virtual instant), so one stored run is one draw

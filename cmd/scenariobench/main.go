@@ -68,6 +68,7 @@ func run() int {
 	ours := flag.String("ours", "build/otelcol-retry/otelcol-retry", "collector with otlp_http_retry (make build-collector)")
 	core := flag.String("core", "build/otelcol-core/otelcol-core", "collector with the core otlp_http (make build-core-collector)")
 	runs := flag.Int("runs", 3, "runs of every scenario for each exporter")
+	firstRun := flag.Int("first-run", 1, "number of the first run; runs are numbered from it, and a run's number seeds the random refusals of the sporadic and shedding cells")
 	names := flag.String("scenarios", strings.Join(scenario.DefaultSet, ","), `scenarios to run, comma-separated, or "all" (`+strings.Join(scenario.AllNames, ", ")+`); "`+scenario.Matrix+`" runs every cell of the limiter matrix, a cell's name that cell`)
 	flag.IntVar(&p.Spans, "spans", p.Spans, "spans of the healthy scenario (retry-once sends a fiftieth)")
 	flag.IntVar(&p.BatchSpans, "batch", p.BatchSpans, "spans per batch the load sends")
@@ -127,6 +128,10 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "scenariobench: -runs must be at least 1")
 		return 2
 	}
+	if *firstRun < 1 {
+		fmt.Fprintln(os.Stderr, "scenariobench: -first-run must be at least 1")
+		return 2
+	}
 	var set []string
 	switch {
 	case *fleetOnly:
@@ -183,7 +188,7 @@ func run() int {
 	}
 	var plotted []series
 	failed := false
-	for r := 1; r <= *runs && len(scenarios) > 0; r++ {
+	for r := *firstRun; r < *firstRun+*runs && len(scenarios) > 0; r++ {
 		for _, s := range scenarios {
 			if s.Cell != nil {
 				// A seed per run: the random refusals of sporadic and
@@ -205,7 +210,7 @@ func run() int {
 				if res.Err != "" && (exp == scenario.Ours || s.Name == scenario.Healthy) {
 					failed = true
 				}
-				if r == 1 && s.Name == scenario.Throttle429 {
+				if r == *firstRun && s.Name == scenario.Throttle429 {
 					plotted = append(plotted, series{name: exp.Short() + " (" + string(exp) + ")", arrivals: res.Arrivals, origin: res.Origin, windowEnd: res.WindowEnd})
 				}
 			}

@@ -268,9 +268,13 @@ func TestTelemetryRateLimitRetryAfter(t *testing.T) {
 		// The date is read against the answer's Date header (the server's
 		// clock), here the fake clock's start.
 		{name: "date", header: []string{"Retry-After", start.Add(10 * time.Second).Format(http.TimeFormat), "Date", start.Format(http.TimeFormat)}, parsed: "date", source: "header", wait: 10},
-		{name: "missing", parsed: "missing", source: "default", wait: 5},
-		{name: "invalid", header: []string{"Retry-After", "soon"}, parsed: "invalid", source: "default", wait: 5},
-		{name: "negative", header: []string{"Retry-After", "-3"}, parsed: "negative", source: "default", wait: 5},
+		// Without a usable Retry-After, to the destination's first request
+		// (nothing known of it yet): the pacer's first hold, 1 s
+		// (TestTelemetryBare429WaitsTheDefaultAfterTheFirst has the
+		// default).
+		{name: "missing", parsed: "missing", source: "first", wait: 1},
+		{name: "invalid", header: []string{"Retry-After", "soon"}, parsed: "invalid", source: "first", wait: 1},
+		{name: "negative", header: []string{"Retry-After", "-3"}, parsed: "negative", source: "first", wait: 1},
 		{name: "capped", header: []string{"Retry-After", "100000"}, parsed: "capped", source: "capped", wait: 300},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -304,6 +308,23 @@ func TestTelemetryRateLimitRetryAfter(t *testing.T) {
 			assertIdentityOnEveryPoint(t, h)
 		})
 	}
+}
+
+// TestTelemetryBare429WaitsTheDefaultAfterTheFirst: a 429 without
+// Retry-After to the destination's first request holds it 1 s (source
+// first); refused again, the probe holds it retry_after::default (source
+// default).
+func TestTelemetryBare429WaitsTheDefaultAfterTheFirst(t *testing.T) {
+	srv := newBackend(t, reply(429), reply(429), reply(200))
+	h := startTracesWithID(t, testConfig(srv.URL), retrytest.NewAutoClock(start))
+	require.NoError(t, h.consume(2))
+	require.Len(t, srv.got(), 3)
+	assert.Equal(t, []time.Duration{time.Second, 5 * time.Second}, h.clock.Waits())
+	metadatatest.AssertEqualOtlpHTTPRetryRetryAfterWaitSeconds(t, h.tel, []metricdata.HistogramDataPoint[float64]{
+		h.hist(waitBounds, []float64{1}, attrSource("first")),
+		h.hist(waitBounds, []float64{5}, attrSource("default")),
+	}, telOpts...)
+	assertExport(t, h, "success", 6)
 }
 
 func TestTelemetryOutageThenSuccess(t *testing.T) {

@@ -75,13 +75,16 @@ func (p *Pacer) Current(slot Slot) bool                { return p.current(slot) 
 func (p *Pacer) Accepted(now time.Time, items, inFlight int, rl RateLimit) bool {
 	return p.accepted(now, now, items, inFlight, rl)
 }
-func (p *Pacer) Refused(r Refusal, rl RateLimit)      { p.refused(r, rl) }
-func (p *Pacer) HoldEnded(now time.Time, items int)   { p.holdEnded(now, items) }
-func (p *Pacer) Observed(now time.Time, rl RateLimit) { p.observed(now, rl) }
+func (p *Pacer) Refused(r Refusal, rl RateLimit)              { p.refused(r, rl) }
+func (p *Pacer) HoldEnded(now time.Time, items, failures int) { p.holdEnded(now, items, failures) }
+func (p *Pacer) Observed(now time.Time, rl RateLimit)         { p.observed(now, rl) }
 
 // AnsweredPending is answeredPending: a refused or unanswered request counted against a tentative concurrency limit.
-func (s rateState) AnsweredPending() rateState     { return s.answeredPending() }
-func (p *Pacer) Lately(r Refusal) (bool, Crowding) { return p.lately(r) }
+func (s rateState) AnsweredPending() rateState { return s.answeredPending() }
+func (p *Pacer) Lately(r Refusal) (bool, Crowding) {
+	accepted, c, _ := p.lately(r)
+	return accepted, c
+}
 
 // BinomialTail is binomialTail, for its test.
 var BinomialTail = binomialTail
@@ -95,6 +98,8 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 	seconds := func(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
 	for name, v := range set {
 		switch name {
+		case "firstBareHold":
+			t.firstBareHold = seconds(v)
 		case "paceCut":
 			t.paceCut = v
 		case "paceStepRequests":

@@ -201,10 +201,7 @@ func (m cellModel) run(seed uint64) cellFigures {
 					continue
 				}
 				out := loop.RunItems(deadline, c.Batch, func(_ context.Context, attempt int) retry.Response {
-					// Named by batch and attempt: the same requests are refused
-					// at random, and take the same time on the way, whatever
-					// order they are sent in.
-					id := uint64(batch)<<16 | uint64(attempt) //nolint:gosec // G115: batch numbers and attempts are small and never negative
+					id := requestID(batch, attempt)
 					there, back := m.trip(seed, id)
 					time.Sleep(there)
 					r := backend.answer(batch, limiter.Request{Items: req.Items, Bytes: req.Bytes, ID: id})
@@ -555,4 +552,23 @@ func TestLimiterTrace(t *testing.T) {
 	for i, s := range secs {
 		t.Logf("%3d s: %3d accepted %3d refused, pacer rate %.1f items/s", i, s.ok, s.refused, s.rate)
 	}
+}
+
+// requestID names a model's request by its batch and attempt, for the
+// limiter's draws and the network's delays: the same requests are refused
+// at random, and take the same time on the way, whatever order they are
+// sent in.
+func requestID(batch, attempt int) uint64 {
+	return uint64(batch)<<16 | uint64(attempt) //nolint:gosec // G115: batch numbers and attempts are small and never negative
+}
+
+// firstRequestRefused says whether cell c's limiter, with seed, refuses a
+// model's first request (the first batch's first attempt) at random.
+func firstRequestRefused(t *testing.T, c scenario.Cell, seed uint64) bool {
+	t.Helper()
+	spec := c.Limiter
+	spec.Seed = seed
+	lim, err := limiter.New(spec)
+	require.NoError(t, err)
+	return lim.Admit(t0, limiter.Request{Items: c.Batch, Bytes: scenario.BatchWireBytes(c.Batch), ID: requestID(0, 1)}).Status != http.StatusOK
 }

@@ -1117,6 +1117,51 @@ func TestLoopSlowStartAfterAWindow(t *testing.T) {
 	}
 }
 
+// TestLoopAFirstBare429HoldsBriefly: a 429 without Retry-After to the
+// very first request says nothing of a limit (a backend that refuses a few
+// per cent at random refuses the first request now and then): the
+// destination is held 1 s, not retry_after::default, and when the probe
+// is accepted what waited leaves at once, unpaced. When the probe is
+// refused too, the next hold is retry_after::default and a slow start
+// follows it, as after a window (TestLoopSlowStartAfterAWindow).
+func TestLoopAFirstBare429HoldsBriefly(t *testing.T) {
+	policy := defaultPolicy()
+	policy.Pacing = retry.NewDefaultPacingConfig()
+	policy.RetryAfter.Jitter = 0
+	t.Run("the probe accepted: unlimited", func(t *testing.T) {
+		h := newHarness(retrytest.NewAutoClock(t0), policy, 0)
+		first := newScript(resp(429), resp(200))
+		require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, first.send).Kind)
+		assert.Equal(t, []time.Duration{time.Second}, h.clock.Waits(), "held 1 s, then the probe")
+		assert.Equal(t, retry.SourceFirst, h.events.of(retry.EventAttempt)[0].Source)
+		accepted := newScript(resp(200))
+		for range 5 {
+			require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, accepted.send).Kind)
+		}
+		assert.Len(t, h.clock.Waits(), 1, "what waited leaves at once")
+		assert.Empty(t, h.events.of(retry.EventPaced), "nothing paced")
+		assert.Zero(t, h.loop.Pacer().Rate(), "no pace")
+	})
+	t.Run("the probe refused: the default, then a slow start", func(t *testing.T) {
+		h := newHarness(retrytest.NewAutoClock(t0), policy, 0)
+		first := newScript(resp(429), resp(429), resp(200))
+		require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, first.send).Kind)
+		assert.Equal(t, []time.Duration{time.Second, 5 * time.Second}, h.clock.Waits(), "1 s, then retry_after::default")
+		sources := []retry.DelaySource{}
+		for _, e := range h.events.of(retry.EventAttempt)[:2] {
+			sources = append(sources, e.Source)
+		}
+		assert.Equal(t, []retry.DelaySource{retry.SourceFirst, retry.SourceDefault}, sources)
+		accepted := newScript(resp(200))
+		for range 3 {
+			require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, accepted.send).Kind)
+		}
+		waits := h.clock.Waits()[2:]
+		require.Len(t, waits, 2, "the first payload after the probe leaves at once, the others are paced")
+		assert.Equal(t, time.Second, waits[0], "one request a second at first")
+	})
+}
+
 // TestLoopFloorUnderEveryZeroWait: configs that once let a refusing
 // destination be flooded (issue 19). Whatever the config, every hold but
 // the first "retry now" lasts at least retry.MinWait, so that one payload

@@ -93,8 +93,7 @@ func runScore(m cellModel, seed uint64, core bool) cellFigures {
 			for batch := range queue {
 				k := coreRetry(rng.Float64, func(attempt int) retry.Response {
 					time.Sleep(m.Network / 2)
-					id := uint64(batch)<<16 | uint64(attempt) //nolint:gosec // G115: batch numbers and attempts are small and never negative
-					r := backend.answer(batch, limiter.Request{Items: req.Items, Bytes: req.Bytes, ID: id})
+					r := backend.answer(batch, limiter.Request{Items: req.Items, Bytes: req.Bytes, ID: requestID(batch, attempt)})
 					time.Sleep(m.Network / 2)
 					return r
 				})

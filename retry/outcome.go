@@ -98,9 +98,13 @@ const (
 	// SourceFloor: the server asked to retry at once again; the wait
 	// escalated along the backoff schedule instead.
 	SourceFloor
+	// SourceFirst: a 429 without a usable Retry-After while nothing was
+	// known of the destination; the wait is the pacer's first hold
+	// (1 s), shorter than retry_after::default.
+	SourceFirst
 )
 
-var sourceNames = [...]string{"", "header", "default", "capped", "floor"}
+var sourceNames = [...]string{"", "header", "default", "capped", "floor", "first"}
 
 func (s DelaySource) String() string { return sourceNames[s] }
 

@@ -232,18 +232,20 @@ func (p *Pacer) measureLocked(r refusedAnswer) refusedAnswer {
 }
 
 // holdEnded is told that a throttle hold ended: the probe, a request of
-// items items, was accepted. When no pace was learned before the hold (the
+// items items, was accepted after failures refusals in a row (counting the
+// one that began the hold). When no pace was learned before the hold (the
 // backend refused from its first answer on, as a scripted window does),
 // the pace starts a slow start (rateState.HoldEnded): a fleet of exporters
 // released together by the same window then meets the backend's limit
-// gradually instead of all at once.
-func (p *Pacer) holdEnded(now time.Time, items int) {
+// gradually instead of all at once. A hold a bare 429 began while nothing
+// was known, ended by its first probe, leaves the pace unlimited.
+func (p *Pacer) holdEnded(now time.Time, items, failures int) {
 	if p == nil || !p.cfg.Enabled {
 		return
 	}
 	p.mu.Lock()
 	defer p.unlock()
-	p.rate = p.rate.At(now, p.cfg.QuietPeriod).HoldEnded(now, items)
+	p.rate = p.rate.At(now, p.cfg.QuietPeriod).HoldEnded(now, items, failures)
 }
 
 // observed records the headers of an answer that was neither accepted nor
@@ -301,15 +303,17 @@ func (p *Pacer) Quota() RateLimit {
 // lately is asked of a refused answer r before it is recorded (Refused):
 // whether the backend accepted a request within acceptWindow before r.At
 // (a bare refusal then has a pace to slow, and a 502, 503 or 504 speaks
-// about a backend that takes others), and whether r came from crossing a
-// concurrency limit (rateState.Crowding).
-func (p *Pacer) lately(r refusedAnswer) (accepted bool, c crowding) {
+// about a backend that takes others), whether r came from crossing a
+// concurrency limit (rateState.Crowding), and whether nothing is known of
+// the destination yet (rateState.Unlearned).
+func (p *Pacer) lately(r refusedAnswer) (accepted bool, c crowding, unlearned bool) {
 	if p == nil || !p.cfg.Enabled {
-		return false, notCrowded
+		return false, notCrowded, false
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r = p.measureLocked(r)
-	c, _ = p.rate.At(r.At, p.cfg.QuietPeriod).Crowding(r)
-	return r.Recent > 0, c
+	s := p.rate.At(r.At, p.cfg.QuietPeriod)
+	c, _ = s.Crowding(r)
+	return r.Recent > 0, c, s.Unlearned()
 }

@@ -511,7 +511,7 @@ func TestPacerSlowStartsAfterAHoldWithNothingLearned(t *testing.T) {
 	assert.Zero(t, p.Rate(), "nothing learned from a refusal alone")
 	clock.Advance(5 * time.Second)
 	p.Accepted(clock.Now(), 50, 0, retry.RateLimit{}) // the probe
-	p.HoldEnded(clock.Now(), 50)
+	p.HoldEnded(clock.Now(), 50, 1)
 	for _, step := range []struct {
 		after time.Duration
 		rate  float64
@@ -527,13 +527,13 @@ func TestPacerSlowStartsAfterAHoldWithNothingLearned(t *testing.T) {
 	// 500 items accepted over the 3.5 s since the slow start began.
 	assert.InDelta(t, 500/3.5, p.Rate(), 1e-9, "the refusal ends the slow start with a ceiling")
 
-	p.HoldEnded(clock.Now(), 50)
+	p.HoldEnded(clock.Now(), 50, 1)
 	assert.InDelta(t, 500/3.5, p.Rate(), 1e-9, "a learned pace is kept after a hold")
 
 	// A refusal at the very instant a slow start began leaves a finite
 	// pace of one request a second.
 	q := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
-	q.HoldEnded(clock.Now(), 50)
+	q.HoldEnded(clock.Now(), 50, 1)
 	q.Refused(retry.Refusal{At: clock.Now(), Sent: clock.Now(), Items: 50, Probe: false}, retry.RateLimit{})
 	assert.InDelta(t, 50, q.Rate(), 1e-9)
 }

@@ -78,6 +78,11 @@ type attemptFacts struct {
 	// then slows the pace instead of holding the destination, and spends
 	// no counted attempt.
 	AcceptedLately bool
+	// Unlearned is set when pacing is on and the pacer knows nothing of
+	// the destination yet (rateState.Unlearned): a bare 429 that is not
+	// the probe of a throttle hold then holds it for the pacer's first
+	// hold (firstBareHold) when retry_after::default is longer.
+	Unlearned bool
 	// Crowding is set when pacing is on and the refused request left with
 	// more requests in flight than the backend takes at once (the pacer's
 	// measure, rateState.Crowding): a bare 429 then waits for an answer
@@ -220,6 +225,8 @@ func (p Policy) throttled(s payloadState, d Decision, a attemptFacts) (payloadSt
 	}
 	d.Delay, d.Source = ra.Delay, SourceHeader
 	switch {
+	case !ra.Usable() && a.Unlearned && a.Held != HoldThrottle && tuning.firstBareHold < p.RetryAfter.Default:
+		d.Delay, d.Source = tuning.firstBareHold, SourceFirst
 	case !ra.Usable():
 		d.Delay, d.Source = p.RetryAfter.Default, SourceDefault
 	case ra.Capped:

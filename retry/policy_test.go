@@ -29,6 +29,9 @@ func TestDecide(t *testing.T) {
 	// lately: pacing is on and the backend accepted a request within 2 s.
 	lately := func(a retry.Attempt) retry.Attempt { a.AcceptedLately = true; return a }
 	crowded := func(c retry.Crowding, a retry.Attempt) retry.Attempt { a.Crowding = c; return a }
+	// unlearned: pacing is on and the pacer knows nothing of the
+	// destination yet (nothing accepted, no pace).
+	unlearned := func(a retry.Attempt) retry.Attempt { a.Unlearned = true; return a }
 	attempt := func(r retry.Response) retry.Attempt {
 		a := retry.Attempt{Response: r, Now: now}
 		if r.Status != 0 {
@@ -174,6 +177,27 @@ func TestDecide(t *testing.T) {
 		{
 			name: "429 without Retry-After, nothing accepted within 2 s (a window ran out): held the default 5 s", attempt: attempt(resp(429)), throttle: true,
 			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 5 * time.Second, source: retry.SourceDefault},
+		},
+		{
+			name: "429 without Retry-After, nothing known of the destination yet: held 1 s, not the default", attempt: unlearned(attempt(resp(429))), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: time.Second, source: retry.SourceFirst},
+		},
+		{
+			name: "429 without Retry-After to the probe of that hold: held the default 5 s", attempt: func() retry.Attempt {
+				a := unlearned(attempt(resp(429)))
+				a.Held, a.HoldFailures = retry.HoldThrottle, 1
+				return a
+			}(), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 5 * time.Second, source: retry.SourceDefault},
+		},
+		{
+			name: "429 without Retry-After, nothing known, retry_after::default 500ms: the default, shorter", attempt: unlearned(attempt(resp(429))), throttle: true,
+			policy: func(p *retry.Policy) { p.RetryAfter.Default = 500 * time.Millisecond },
+			want:   want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 500 * time.Millisecond, source: retry.SourceDefault},
+		},
+		{
+			name: "429 Retry-After 7, nothing known of the destination yet: the server's wait", attempt: unlearned(attempt(withRetryAfter(429, "7"))), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 7 * time.Second, source: retry.SourceHeader},
 		},
 		{
 			name: "429 Retry-After 7 with a pace: the server's wait, held", attempt: lately(attempt(withRetryAfter(429, "7"))), throttle: true,

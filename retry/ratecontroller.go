@@ -44,6 +44,18 @@ const (
 // pacerTuning is the pacer's tuning: the values that set how far the pace
 // is cut and how fast it grows again.
 type pacerTuning struct {
+	// At the first answer:
+	//
+	// firstBareHold is how long a bare 429 to a destination the pacer
+	// knows nothing of yet (nothing accepted, no pace) holds it, when
+	// retry_after::default is longer: such a refusal says nothing of a
+	// limit (a backend that refuses a few per cent at random refuses the
+	// first request now and then). When the hold's first probe is
+	// accepted, the pace stays unlimited (rateState.HoldEnded); when it is
+	// refused, the destination is held for retry_after::default, and a
+	// slow start follows the hold.
+	firstBareHold time.Duration
+
 	// After a refusal with a Retry-After:
 	//
 	// paceCut is how much of the pace of the moment such a refusal leaves
@@ -173,6 +185,7 @@ type pacerTuning struct {
 
 // defaultTuning is the tuning every pacer runs with.
 var defaultTuning = pacerTuning{
+	firstBareHold:        time.Second,
 	paceCut:              0.6,
 	paceStepRequests:     0.15,
 	paceProbe:            0.005,
@@ -279,6 +292,12 @@ type rateState struct {
 	Tentative bool
 	Pending   int
 
+	// BareStart is set when a bare 429 (not a 502, 503 or 504) came while
+	// nothing was known of the destination (rateState.Unlearned): the
+	// hold it starts is short (firstBareHold), and when that hold's first
+	// probe is accepted the pace stays unlimited.
+	BareStart bool
+
 	// Streak counts the bare 429s in a row: each to a request that left
 	// after the previous one came back (at LastRefusal), nothing accepted
 	// since (rateState.spaced).
@@ -361,6 +380,13 @@ func (s rateState) At(now time.Time, quiet time.Duration) rateState {
 	return rateState{Epoch: s.Epoch, ItemsPerRequest: s.ItemsPerRequest,
 		BackgroundAnswered: s.BackgroundAnswered, BackgroundRefused: s.BackgroundRefused,
 		Concurrency: s.Concurrency, ConcurrencySince: s.ConcurrencySince, Tentative: s.Tentative, Pending: s.Pending}
+}
+
+// Unlearned says whether nothing is known of the destination: the pace is
+// unlimited, nothing was accepted since it last was, and no concurrency
+// limit is learned.
+func (s rateState) Unlearned() bool {
+	return s.Mode == rateUnlimited && s.FirstAccepted.IsZero() && s.Concurrency == 0
 }
 
 // Rate is the pace at now in items per second, 0 when unlimited: in a
@@ -570,6 +596,9 @@ func (s rateState) Refused(r refusedAnswer) rateState {
 		// Nothing accepted lately: a refusal that holds the destination.
 		s = s.forgetTentative()
 	}
+	if s.Unlearned() {
+		s.BareStart = r.Bare && !r.Shed
+	}
 	if s.Mode == ratePaced && (r.Probe || !r.Sent.After(s.Since)) {
 		return s
 	}
@@ -710,18 +739,30 @@ func (s rateState) bare(now time.Time, ceiling, plateau float64, measured bool) 
 }
 
 // HoldEnded starts a slow start at one request of items items a second
-// when a throttle hold ended (its probe was accepted) with nothing
+// when a throttle hold ended (its probe was accepted after failures
+// refusals in a row, counting the one that began the hold) with nothing
 // learned: what waited is not released all at once, since nothing says
 // what the backend will take. A learned pace is kept, and so is a learned
 // concurrency limit, which releases what waited no faster than the
 // backend answers (a tentative one is forgotten: the hold came from
-// refusals it did not explain).
-func (s rateState) HoldEnded(now time.Time, items int) rateState {
+// refusals it did not explain). A hold that a bare 429 began while
+// nothing was known (BareStart), and whose first probe was accepted,
+// leaves the pace unlimited: one refusal says nothing of a limit, and a
+// slow start from one request a second, behind a backend that refuses a
+// few per cent at random, met a stray refusal at a few requests a second
+// and stayed there (a pace learned from it was left below the load for
+// tens of seconds).
+func (s rateState) HoldEnded(now time.Time, items, failures int) rateState {
 	s.ItemsPerRequest = items
 	s = s.forgetTentative()
+	bareStart := s.BareStart
+	s.BareStart = false
 	if s.Mode != rateUnlimited || s.Concurrency > 0 {
 		// A learned concurrency limit releases what waited no faster
 		// than the backend answers.
+		return s
+	}
+	if bareStart && failures <= 1 {
 		return s
 	}
 	return s.restart(now, float64(max(items, 1)), rateSlowStart)

@@ -134,13 +134,41 @@ func TestRateTransitions(t *testing.T) {
 		{
 			name:  "unlimited, hold ended: a slow start at one request a second",
 			from:  retry.RateState{Epoch: 3},
-			event: func(s retry.RateState) retry.RateState { return s.HoldEnded(t0, 50) },
+			event: func(s retry.RateState) retry.RateState { return s.HoldEnded(t0, 50, 1) },
 			want:  retry.RateState{Mode: retry.RateSlowStart, Ceiling: 50, Since: t0, Next: t0, Epoch: 4, ItemsPerRequest: 50},
+		},
+		{
+			name: "nothing known, a bare 429: nothing to learn from, but the hold it begins is the first",
+			from: retry.RateState{Epoch: 3},
+			event: func(s retry.RateState) retry.RateState {
+				return s.Refused(retry.Refusal{At: t0, Sent: t0, Items: 100, Bare: true})
+			},
+			want: retry.RateState{Epoch: 3, ItemsPerRequest: 100, Answered: 1, RefusedRun: 1, Streak: 1, LastRefusal: t0, BareStart: true},
+		},
+		{
+			name: "nothing known, a 429 with a Retry-After: the server's hold, not the first bare one",
+			from: retry.RateState{Epoch: 3, BareStart: true},
+			event: func(s retry.RateState) retry.RateState {
+				return s.Refused(retry.Refusal{At: t0, Sent: t0, Items: 100})
+			},
+			want: retry.RateState{Epoch: 3, ItemsPerRequest: 100},
+		},
+		{
+			name:  "the first bare hold ended by its first probe: the pace stays unlimited",
+			from:  retry.RateState{Epoch: 3, BareStart: true, FirstAccepted: sec(1)},
+			event: func(s retry.RateState) retry.RateState { return s.HoldEnded(sec(1), 50, 1) },
+			want:  retry.RateState{Epoch: 3, ItemsPerRequest: 50, FirstAccepted: sec(1)},
+		},
+		{
+			name:  "the first bare hold ended by a later probe (refused again first): a slow start",
+			from:  retry.RateState{Epoch: 3, BareStart: true, FirstAccepted: sec(6)},
+			event: func(s retry.RateState) retry.RateState { return s.HoldEnded(sec(6), 50, 2) },
+			want:  retry.RateState{Mode: retry.RateSlowStart, Ceiling: 50, Since: sec(6), Next: sec(6), Epoch: 4, ItemsPerRequest: 50, FirstAccepted: sec(6)},
 		},
 		{
 			name:  "paced, hold ended: the learned pace is kept",
 			from:  paced(0),
-			event: func(s retry.RateState) retry.RateState { return s.HoldEnded(sec(5), 100) },
+			event: func(s retry.RateState) retry.RateState { return s.HoldEnded(sec(5), 100, 1) },
 			want:  paced(0),
 		},
 		{
@@ -665,9 +693,9 @@ func TestRateTentativeConcurrency(t *testing.T) {
 	assert.Zero(t, gone.Concurrency, "both in flight with it refused too: forgotten")
 	assert.False(t, gone.Tentative)
 
-	assert.Zero(t, first.HoldEnded(t0, 100).Concurrency, "a hold ended: the tentative limit did not explain it")
-	assert.Equal(t, retry.RateSlowStart, first.HoldEnded(t0, 100).Mode)
-	held := confirmed.HoldEnded(t0, 100)
+	assert.Zero(t, first.HoldEnded(t0, 100, 1).Concurrency, "a hold ended: the tentative limit did not explain it")
+	assert.Equal(t, retry.RateSlowStart, first.HoldEnded(t0, 100, 1).Mode)
+	held := confirmed.HoldEnded(t0, 100, 1)
 	assert.Equal(t, 2, held.Concurrency, "a learned limit survives a hold's end")
 	assert.Equal(t, retry.RateUnlimited, held.Mode, "and paces what waited: no slow start")
 }

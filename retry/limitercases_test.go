@@ -107,6 +107,30 @@ func TestStrayRefusalsDoNotPullThePaceDown(t *testing.T) {
 // eleven seeds 33 of the 440 starts were refused again and delivered
 // late, at most 2 of the 11 in one run.
 func TestAFirstStrayRefusalDoesNotStallTheStart(t *testing.T) {
+	starts := firstRefusedStarts(t)
+	require.Len(t, starts, 11, "seeds 0-199 whose first request the sporadic cell refuses")
+	met := 0
+	for _, st := range starts {
+		t.Logf("seed %d: %s (never refusing: %s)", st.seed, st.ours, st.twin)
+		if st.verdict.Met() {
+			met++
+		}
+	}
+	assert.Greater(t, met, len(starts)/2, "starts whose first request was refused that met every goal")
+}
+
+// firstStart is a run of the sporadic cell whose first request is refused.
+type firstStart struct {
+	seed       uint64
+	ours, twin cellFigures
+	verdict    scenario.Verdict
+}
+
+// firstRefusedStarts runs the sporadic cell on each of seeds 0-199 whose
+// first request its limiter refuses, with the core model and the
+// never-refusing twin on the same seed, and judges each run.
+func firstRefusedStarts(t *testing.T) []firstStart {
+	t.Helper()
 	cells := filterCells(matrixCells(false), "sporadic-5%/none/20rps/100")
 	require.Len(t, cells, 2)
 	var sporadic, twin scenario.Cell
@@ -117,24 +141,18 @@ func TestAFirstStrayRefusalDoesNotStallTheStart(t *testing.T) {
 			sporadic = c
 		}
 	}
-	var seeds []uint64
+	var out []firstStart
 	for seed := range uint64(200) {
-		if firstRequestRefused(t, sporadic, seed) {
-			seeds = append(seeds, seed)
+		if !firstRequestRefused(t, sporadic, seed) {
+			continue
 		}
+		st := firstStart{seed: seed}
+		var core cellFigures
+		synctest.Test(t, func(*testing.T) { st.ours = runScore(newCellModel(sporadic), seed, false) })
+		synctest.Test(t, func(*testing.T) { core = runScore(newCellModel(sporadic), seed, true) })
+		synctest.Test(t, func(*testing.T) { st.twin = runScore(newCellModel(twin), seed, false) })
+		st.verdict = scenario.Judge(sporadic, "ours", st.ours.CellFigures, &core.CellFigures, &st.twin.CellFigures)
+		out = append(out, st)
 	}
-	require.Len(t, seeds, 11, "seeds 0-199 whose first request the sporadic cell refuses")
-	met := 0
-	for _, seed := range seeds {
-		var o, k, ref cellFigures
-		synctest.Test(t, func(*testing.T) { o = runScore(newCellModel(sporadic), seed, false) })
-		synctest.Test(t, func(*testing.T) { k = runScore(newCellModel(sporadic), seed, true) })
-		synctest.Test(t, func(*testing.T) { ref = runScore(newCellModel(twin), seed, false) })
-		v := scenario.Judge(sporadic, "ours", o.CellFigures, &k.CellFigures, &ref.CellFigures)
-		t.Logf("seed %d: %s (never refusing: %s)", seed, o, ref)
-		if v.Met() {
-			met++
-		}
-	}
-	assert.Greater(t, met, len(seeds)/2, "starts whose first request was refused that met every goal")
+	return out
 }

@@ -225,7 +225,7 @@ func (p Policy) throttled(s payloadState, d Decision, a attemptFacts) (payloadSt
 	}
 	d.Delay, d.Source = ra.Delay, SourceHeader
 	switch {
-	case !ra.Usable() && a.Unlearned && a.Held != HoldThrottle && tuning.firstBareHold < p.RetryAfter.Default:
+	case !ra.Usable() && a.Unlearned && a.Held != HoldThrottle && tuning.firstBareHold > 0 && tuning.firstBareHold < p.RetryAfter.Default:
 		d.Delay, d.Source = tuning.firstBareHold, SourceFirst
 	case !ra.Usable():
 		d.Delay, d.Source = p.RetryAfter.Default, SourceDefault

@@ -53,7 +53,8 @@ type pacerTuning struct {
 	// first request now and then). When the hold's first probe is
 	// accepted, the pace stays unlimited (rateState.HoldEnded); when it is
 	// refused, the destination is held for retry_after::default, and a
-	// slow start follows the hold.
+	// slow start follows the hold. Zero (a variant only: the eighth step's
+	// law) holds for retry_after::default and slow-starts after it.
 	firstBareHold time.Duration
 
 	// After a refusal with a Retry-After:
@@ -762,7 +763,7 @@ func (s rateState) HoldEnded(now time.Time, items, failures int) rateState {
 		// than the backend answers.
 		return s
 	}
-	if bareStart && failures <= 1 {
+	if bareStart && failures <= 1 && tuning.firstBareHold > 0 {
 		return s
 	}
 	return s.restart(now, float64(max(items, 1)), rateSlowStart)

@@ -90,6 +90,13 @@ var pacerVariants = []pacerVariant{
 	{"strayShare=0", map[string]float64{"strayShare": 0}, true},
 	{"strayShare=0.15", map[string]float64{"strayShare": 0.15}, true},
 	{"strayShare=0.35", map[string]float64{"strayShare": 0.35}, true},
+	// The ninth step's value: how long a bare 429 holds a destination
+	// nothing is known of (0: retry_after::default and a slow start after
+	// it, the eighth step's law).
+	{"firstBareHold=0", map[string]float64{"firstBareHold": 0}, true},
+	{"firstBareHold=0.5", map[string]float64{"firstBareHold": 0.5}, true},
+	{"firstBareHold=2", map[string]float64{"firstBareHold": 2}, true},
+	{"firstBareHold=5", map[string]float64{"firstBareHold": 5}, true},
 }
 
 // TestPacerVariants runs every variant of the pacer's tuning (pacerVariants)
@@ -98,7 +105,8 @@ var pacerVariants = []pacerVariant{
 // (TestFleetDistribution, over VARIANTS_FLEET_SEEDS seeds, 20 unless set),
 // the variants of the bare 429's law also through the fleet behind the bare
 // request-rate limiter (TestFleetBareDistribution, over
-// VARIANTS_BARE_FLEET_SEEDS seeds, 20 unless set), and stores each
+// VARIANTS_BARE_FLEET_SEEDS seeds, 20 unless set) and the sporadic cell's
+// starts whose first request is refused (firstRefusedStarts), and stores each
 // variant's figures with their provenance in the file VARIANTS_JSON names,
 // for the tables of docs/benchmarks.md. The cells
 // whose limiter answers with RateLimit fields, and the shedding cell, do
@@ -198,6 +206,22 @@ func TestPacerVariants(t *testing.T) {
 				"fairness": f.Fairness, "after_window_rps": f.AfterWindow, "refused_share": share(f.Refused, f.Requests),
 				"lost": f.Lost, "delivery_seconds": f.Delivery.Seconds(),
 			})
+		}
+		// The sporadic cell's starts whose first request is refused
+		// (TestAFirstStrayRefusalDoesNotStallTheStart), for the default and
+		// the bare law's variants.
+		if v.bare {
+			for _, st := range firstRefusedStarts(t) {
+				run := map[string]any{
+					"scenario": "first-refused-model", "exporter": ours, "variant": v.name, "run": st.seed,
+					"met": boolFigure(st.verdict.Met()), "worst": st.verdict.Worst, "refused_share": share(st.ours.Refused, st.ours.Requests),
+					"lost": st.ours.Lost,
+				}
+				if st.ours.DeliverySeconds != nil {
+					run["delivery_seconds"] = *st.ours.DeliverySeconds
+				}
+				stored.Runs = append(stored.Runs, run)
+			}
 		}
 		restore()
 		slices.Sort(fair)

@@ -312,19 +312,20 @@ func TestTelemetryRateLimitRetryAfter(t *testing.T) {
 
 // TestTelemetryBare429WaitsTheDefaultAfterTheFirst: a 429 without
 // Retry-After to the destination's first request holds it 1 s (source
-// first); refused again, the probe holds it retry_after::default (source
-// default).
+// first); refused again, the probe holds it for the rest of
+// retry_after::default (source default), then each further one for the
+// default.
 func TestTelemetryBare429WaitsTheDefaultAfterTheFirst(t *testing.T) {
-	srv := newBackend(t, reply(429), reply(429), reply(200))
+	srv := newBackend(t, reply(429), reply(429), reply(429), reply(200))
 	h := startTracesWithID(t, testConfig(srv.URL), retrytest.NewAutoClock(start))
 	require.NoError(t, h.consume(2))
-	require.Len(t, srv.got(), 3)
-	assert.Equal(t, []time.Duration{time.Second, 5 * time.Second}, h.clock.Waits())
+	require.Len(t, srv.got(), 4)
+	assert.Equal(t, []time.Duration{time.Second, 4 * time.Second, 5 * time.Second}, h.clock.Waits())
 	metadatatest.AssertEqualOtlpHTTPRetryRetryAfterWaitSeconds(t, h.tel, []metricdata.HistogramDataPoint[float64]{
 		h.hist(waitBounds, []float64{1}, attrSource("first")),
-		h.hist(waitBounds, []float64{5}, attrSource("default")),
+		h.hist(waitBounds, []float64{4, 5}, attrSource("default")),
 	}, telOpts...)
-	assertExport(t, h, "success", 6)
+	assertExport(t, h, "success", 10)
 }
 
 func TestTelemetryOutageThenSuccess(t *testing.T) {

@@ -82,7 +82,7 @@ func (p *Pacer) Observed(now time.Time, rl RateLimit)         { p.observed(now, 
 // AnsweredPending is answeredPending: a refused or unanswered request counted against a tentative concurrency limit.
 func (s rateState) AnsweredPending() rateState { return s.answeredPending() }
 func (p *Pacer) Lately(r Refusal) (bool, Crowding) {
-	accepted, c, _ := p.lately(r)
+	accepted, c, _, _ := p.lately(r)
 	return accepted, c
 }
 

@@ -1122,8 +1122,9 @@ func TestLoopSlowStartAfterAWindow(t *testing.T) {
 // per cent at random refuses the first request now and then): the
 // destination is held 1 s, not retry_after::default, and when the probe
 // is accepted what waited leaves at once, unpaced. When the probe is
-// refused too, the next hold is retry_after::default and a slow start
-// follows it, as after a window (TestLoopSlowStartAfterAWindow).
+// refused too, the next hold is the rest of retry_after::default and a
+// slow start follows it, as after a window
+// (TestLoopSlowStartAfterAWindow).
 func TestLoopAFirstBare429HoldsBriefly(t *testing.T) {
 	policy := defaultPolicy()
 	policy.Pacing = retry.NewDefaultPacingConfig()
@@ -1142,11 +1143,11 @@ func TestLoopAFirstBare429HoldsBriefly(t *testing.T) {
 		assert.Empty(t, h.events.of(retry.EventPaced), "nothing paced")
 		assert.Zero(t, h.loop.Pacer().Rate(), "no pace")
 	})
-	t.Run("the probe refused: the default, then a slow start", func(t *testing.T) {
+	t.Run("the probe refused: the rest of the default, then a slow start", func(t *testing.T) {
 		h := newHarness(retrytest.NewAutoClock(t0), policy, 0)
 		first := newScript(resp(429), resp(429), resp(200))
 		require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, first.send).Kind)
-		assert.Equal(t, []time.Duration{time.Second, 5 * time.Second}, h.clock.Waits(), "1 s, then retry_after::default")
+		assert.Equal(t, []time.Duration{time.Second, 4 * time.Second}, h.clock.Waits(), "1 s, then the rest of retry_after::default")
 		sources := []retry.DelaySource{}
 		for _, e := range h.events.of(retry.EventAttempt)[:2] {
 			sources = append(sources, e.Source)

@@ -304,16 +304,17 @@ func (p *Pacer) Quota() RateLimit {
 // whether the backend accepted a request within acceptWindow before r.At
 // (a bare refusal then has a pace to slow, and a 502, 503 or 504 speaks
 // about a backend that takes others), whether r came from crossing a
-// concurrency limit (rateState.Crowding), and whether nothing is known of
-// the destination yet (rateState.Unlearned).
-func (p *Pacer) lately(r refusedAnswer) (accepted bool, c crowding, unlearned bool) {
+// concurrency limit (rateState.Crowding), whether nothing is known of the
+// destination yet (rateState.Unlearned), and whether a bare 429 came
+// while nothing was (rateState.BareStart).
+func (p *Pacer) lately(r refusedAnswer) (accepted bool, c crowding, unlearned, bareStart bool) {
 	if p == nil || !p.cfg.Enabled {
-		return false, notCrowded, false
+		return false, notCrowded, false, false
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r = p.measureLocked(r)
 	s := p.rate.At(r.At, p.cfg.QuietPeriod)
 	c, _ = s.Crowding(r)
-	return r.Recent > 0, c, s.Unlearned()
+	return r.Recent > 0, c, s.Unlearned(), s.BareStart
 }

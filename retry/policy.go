@@ -81,8 +81,11 @@ type attemptFacts struct {
 	// Unlearned is set when pacing is on and the pacer knows nothing of
 	// the destination yet (rateState.Unlearned): a bare 429 that is not
 	// the probe of a throttle hold then holds it for the pacer's first
-	// hold (firstBareHold) when retry_after::default is longer.
-	Unlearned bool
+	// hold (firstBareHold) when retry_after::default is longer, and
+	// FirstBare when the hold this attempt was the probe of began so: a
+	// bare 429 to that probe holds the destination for the rest of
+	// retry_after::default.
+	Unlearned, FirstBare bool
 	// Crowding is set when pacing is on and the refused request left with
 	// more requests in flight than the backend takes at once (the pacer's
 	// measure, rateState.Crowding): a bare 429 then waits for an answer
@@ -224,9 +227,15 @@ func (p Policy) throttled(s payloadState, d Decision, a attemptFacts) (payloadSt
 		return p.paced(s, d, a)
 	}
 	d.Delay, d.Source = ra.Delay, SourceHeader
+	first := tuning.firstBareHold > 0 && tuning.firstBareHold < p.RetryAfter.Default
 	switch {
-	case !ra.Usable() && a.Unlearned && a.Held != HoldThrottle && tuning.firstBareHold > 0 && tuning.firstBareHold < p.RetryAfter.Default:
+	case !ra.Usable() && first && a.Unlearned && a.Held != HoldThrottle:
 		d.Delay, d.Source = tuning.firstBareHold, SourceFirst
+	case !ra.Usable() && first && a.Unlearned && a.FirstBare && a.Held == HoldThrottle && a.HoldFailures == 1:
+		// The first hold's probe refused too: the rest of the default,
+		// so that a destination refusing everything for now is held
+		// as long as before, with one probe more.
+		d.Delay, d.Source = max(p.RetryAfter.Default-tuning.firstBareHold, minWait), SourceDefault
 	case !ra.Usable():
 		d.Delay, d.Source = p.RetryAfter.Default, SourceDefault
 	case ra.Capped:

@@ -183,9 +183,25 @@ func TestDecide(t *testing.T) {
 			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: time.Second, source: retry.SourceFirst},
 		},
 		{
-			name: "429 without Retry-After to the probe of that hold: held the default 5 s", attempt: func() retry.Attempt {
+			name: "429 without Retry-After to the probe of that hold: held the rest of the default 5 s", attempt: func() retry.Attempt {
+				a := unlearned(attempt(resp(429)))
+				a.Held, a.HoldFailures, a.FirstBare = retry.HoldThrottle, 1, true
+				return a
+			}(), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 4 * time.Second, source: retry.SourceDefault},
+		},
+		{
+			name: "429 without Retry-After to the probe of a hold a Retry-After began, nothing known: held the default 5 s", attempt: func() retry.Attempt {
 				a := unlearned(attempt(resp(429)))
 				a.Held, a.HoldFailures = retry.HoldThrottle, 1
+				return a
+			}(), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 5 * time.Second, source: retry.SourceDefault},
+		},
+		{
+			name: "429 without Retry-After to the second probe of the first hold: held the default 5 s", attempt: func() retry.Attempt {
+				a := unlearned(attempt(resp(429)))
+				a.Held, a.HoldFailures, a.FirstBare = retry.HoldThrottle, 2, true
 				return a
 			}(), throttle: true,
 			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 5 * time.Second, source: retry.SourceDefault},

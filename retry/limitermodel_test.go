@@ -512,13 +512,14 @@ func spreadCell(runs []cellFigures) string {
 // TestLimiterTrace shows one cell's run second by second (set
 // LIMITER_TRACE to the cell's name, LIMITER_SEED to the seed, 0 by
 // default): requests sent, accepted and refused in each second of the
-// backend's time, and the pacer's rate at the end of it. It asserts
-// nothing.
+// backend's time, and the pacer's rate at the end of it, with the tuning
+// SCORE_TUNING names (as TestScore). It asserts nothing.
 func TestLimiterTrace(t *testing.T) {
 	name := os.Getenv("LIMITER_TRACE")
 	if name == "" {
 		t.Skip("set LIMITER_TRACE to a cell's name")
 	}
+	scoreTuning(t)
 	c, ok := scenario.CellByName(name)
 	require.True(t, ok, "no cell %q", name)
 	seed, _ := strconv.ParseUint(os.Getenv("LIMITER_SEED"), 10, 64)

@@ -1102,10 +1102,7 @@ func TestLoopSlowStartAfterAWindow(t *testing.T) {
 	require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, windowed.send).Kind)
 	require.Equal(t, []time.Duration{5 * time.Second}, h.clock.Waits(), "the window, then the probe")
 
-	accepted := newScript(resp(200))
-	for range 5 {
-		require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, accepted.send).Kind)
-	}
+	deliverAccepted(t, h, 5)
 	waits := h.clock.Waits()[1:]
 	require.Len(t, waits, 4, "the first payload after the probe leaves at once, the others are paced")
 	assert.Equal(t, time.Second, waits[0], "one request a second at first")
@@ -1135,10 +1132,7 @@ func TestLoopAFirstBare429HoldsBriefly(t *testing.T) {
 		require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, first.send).Kind)
 		assert.Equal(t, []time.Duration{time.Second}, h.clock.Waits(), "held 1 s, then the probe")
 		assert.Equal(t, retry.SourceFirst, h.events.of(retry.EventAttempt)[0].Source)
-		accepted := newScript(resp(200))
-		for range 5 {
-			require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, accepted.send).Kind)
-		}
+		deliverAccepted(t, h, 5)
 		assert.Len(t, h.clock.Waits(), 1, "what waited leaves at once")
 		assert.Empty(t, h.events.of(retry.EventPaced), "nothing paced")
 		assert.Zero(t, h.loop.Pacer().Rate(), "no pace")
@@ -1153,14 +1147,21 @@ func TestLoopAFirstBare429HoldsBriefly(t *testing.T) {
 			sources = append(sources, e.Source)
 		}
 		assert.Equal(t, []retry.DelaySource{retry.SourceFirst, retry.SourceDefault}, sources)
-		accepted := newScript(resp(200))
-		for range 3 {
-			require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, accepted.send).Kind)
-		}
+		deliverAccepted(t, h, 3)
 		waits := h.clock.Waits()[2:]
 		require.Len(t, waits, 2, "the first payload after the probe leaves at once, the others are paced")
 		assert.Equal(t, time.Second, waits[0], "one request a second at first")
 	})
+}
+
+// deliverAccepted runs n payloads of 100 items through h, each accepted at
+// its first attempt.
+func deliverAccepted(t *testing.T, h *harness, n int) {
+	t.Helper()
+	accepted := newScript(resp(200))
+	for range n {
+		require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, accepted.send).Kind)
+	}
 }
 
 // TestLoopFloorUnderEveryZeroWait: configs that once let a refusing

@@ -32,6 +32,13 @@ func TestDecide(t *testing.T) {
 	// unlearned: pacing is on and the pacer knows nothing of the
 	// destination yet (nothing accepted, no pace).
 	unlearned := func(a retry.Attempt) retry.Attempt { a.Unlearned = true; return a }
+	// probeOf: the attempt was the probe of a throttle hold confirmed
+	// failures times, begun by a bare 429 while nothing was known when
+	// firstBare is set.
+	probeOf := func(failures int, firstBare bool, a retry.Attempt) retry.Attempt {
+		a.Held, a.HoldFailures, a.FirstBare = retry.HoldThrottle, failures, firstBare
+		return a
+	}
 	attempt := func(r retry.Response) retry.Attempt {
 		a := retry.Attempt{Response: r, Now: now}
 		if r.Status != 0 {
@@ -183,27 +190,15 @@ func TestDecide(t *testing.T) {
 			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: time.Second, source: retry.SourceFirst},
 		},
 		{
-			name: "429 without Retry-After to the probe of that hold: held the rest of the default 5 s", attempt: func() retry.Attempt {
-				a := unlearned(attempt(resp(429)))
-				a.Held, a.HoldFailures, a.FirstBare = retry.HoldThrottle, 1, true
-				return a
-			}(), throttle: true,
+			name: "429 without Retry-After to the probe of that hold: held the rest of the default 5 s", attempt: probeOf(1, true, unlearned(attempt(resp(429)))), throttle: true,
 			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 4 * time.Second, source: retry.SourceDefault},
 		},
 		{
-			name: "429 without Retry-After to the probe of a hold a Retry-After began, nothing known: held the default 5 s", attempt: func() retry.Attempt {
-				a := unlearned(attempt(resp(429)))
-				a.Held, a.HoldFailures = retry.HoldThrottle, 1
-				return a
-			}(), throttle: true,
+			name: "429 without Retry-After to the probe of a hold a Retry-After began, nothing known: held the default 5 s", attempt: probeOf(1, false, unlearned(attempt(resp(429)))), throttle: true,
 			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 5 * time.Second, source: retry.SourceDefault},
 		},
 		{
-			name: "429 without Retry-After to the second probe of the first hold: held the default 5 s", attempt: func() retry.Attempt {
-				a := unlearned(attempt(resp(429)))
-				a.Held, a.HoldFailures, a.FirstBare = retry.HoldThrottle, 2, true
-				return a
-			}(), throttle: true,
+			name: "429 without Retry-After to the second probe of the first hold: held the default 5 s", attempt: probeOf(2, true, unlearned(attempt(resp(429)))), throttle: true,
 			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 5 * time.Second, source: retry.SourceDefault},
 		},
 		{

@@ -305,11 +305,11 @@ func (p *Pacer) Quota() RateLimit {
 // (a bare refusal then has a pace to slow, and a 502, 503 or 504 speaks
 // about a backend that takes others), whether r came from crossing a
 // concurrency limit (rateState.Crowding), whether nothing is known of the
-// destination yet (rateState.Unlearned), and whether a bare 429 came
-// while nothing was (rateState.BareStart).
-func (p *Pacer) lately(r refusedAnswer) (accepted bool, c crowding, unlearned, bareStart bool) {
+// destination yet (rateState.Unlearned), and when a bare 429 came while
+// nothing was (rateState.BareStart; zero when none did).
+func (p *Pacer) lately(r refusedAnswer) (accepted bool, c crowding, unlearned bool, bareStart time.Time) {
 	if p == nil || !p.cfg.Enabled {
-		return false, notCrowded, false, false
+		return false, notCrowded, false, time.Time{}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

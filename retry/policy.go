@@ -81,11 +81,12 @@ type attemptFacts struct {
 	// Unlearned is set when pacing is on and the pacer knows nothing of
 	// the destination yet (rateState.Unlearned): a bare 429 that is not
 	// the probe of a throttle hold then holds it for the pacer's first
-	// hold (firstBareHold) when retry_after::default is longer, and
-	// FirstBare when the hold this attempt was the probe of began so: a
-	// bare 429 to that probe holds the destination for the rest of
-	// retry_after::default.
-	Unlearned, FirstBare bool
+	// hold (firstBareHold) when retry_after::default is longer. FirstBare
+	// is when the bare 429 that began that hold came (zero when no such
+	// refusal began it): a bare 429 to the hold's first probe holds the
+	// destination until retry_after::default after it.
+	Unlearned bool
+	FirstBare time.Time
 	// Crowding is set when pacing is on and the refused request left with
 	// more requests in flight than the backend takes at once (the pacer's
 	// measure, rateState.Crowding): a bare 429 then waits for an answer
@@ -231,11 +232,13 @@ func (p Policy) throttled(s payloadState, d Decision, a attemptFacts) (payloadSt
 	switch {
 	case !ra.Usable() && first && a.Unlearned && a.Held != HoldThrottle:
 		d.Delay, d.Source = tuning.firstBareHold, SourceFirst
-	case !ra.Usable() && first && a.Unlearned && a.FirstBare && a.Held == HoldThrottle && a.HoldFailures == 1:
-		// The first hold's probe refused too: the rest of the default,
-		// so that a destination refusing everything for now is held
-		// as long as before, with one probe more.
-		d.Delay, d.Source = max(p.RetryAfter.Default-tuning.firstBareHold, minWait), SourceDefault
+	case !ra.Usable() && first && a.Unlearned && !a.FirstBare.IsZero() && a.Held == HoldThrottle && a.HoldFailures == 1:
+		// The first hold's probe refused too: until the default after
+		// the refusal that began it, so that a destination refusing
+		// everything for now is held as long as before, with one probe
+		// more (and one jitter, as before: a second one, and the probe's
+		// round trip, spread a fleet's returns further).
+		d.Delay, d.Source = max(a.FirstBare.Add(p.RetryAfter.Default).Sub(a.Now), minWait), SourceDefault
 	case !ra.Usable():
 		d.Delay, d.Source = p.RetryAfter.Default, SourceDefault
 	case ra.Capped:

@@ -33,10 +33,13 @@ func TestDecide(t *testing.T) {
 	// destination yet (nothing accepted, no pace).
 	unlearned := func(a retry.Attempt) retry.Attempt { a.Unlearned = true; return a }
 	// probeOf: the attempt was the probe of a throttle hold confirmed
-	// failures times, begun by a bare 429 while nothing was known when
-	// firstBare is set.
-	probeOf := func(failures int, firstBare bool, a retry.Attempt) retry.Attempt {
-		a.Held, a.HoldFailures, a.FirstBare = retry.HoldThrottle, failures, firstBare
+	// failures times, begun by a bare 429 while nothing was known, ago
+	// before it (none when ago is 0).
+	probeOf := func(failures int, ago time.Duration, a retry.Attempt) retry.Attempt {
+		a.Held, a.HoldFailures = retry.HoldThrottle, failures
+		if ago > 0 {
+			a.FirstBare = now.Add(-ago)
+		}
 		return a
 	}
 	attempt := func(r retry.Response) retry.Attempt {
@@ -190,15 +193,23 @@ func TestDecide(t *testing.T) {
 			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: time.Second, source: retry.SourceFirst},
 		},
 		{
-			name: "429 without Retry-After to the probe of that hold: held the rest of the default 5 s", attempt: probeOf(1, true, unlearned(attempt(resp(429)))), throttle: true,
+			name: "429 without Retry-After to the probe of that hold, 1 s after: held until 5 s after the first", attempt: probeOf(1, time.Second, unlearned(attempt(resp(429)))), throttle: true,
 			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 4 * time.Second, source: retry.SourceDefault},
 		},
 		{
-			name: "429 without Retry-After to the probe of a hold a Retry-After began, nothing known: held the default 5 s", attempt: probeOf(1, false, unlearned(attempt(resp(429)))), throttle: true,
+			name: "429 without Retry-After to the probe of that hold, 1.5 s after: held until 5 s after the first", attempt: probeOf(1, 1500*time.Millisecond, unlearned(attempt(resp(429)))), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 3500 * time.Millisecond, source: retry.SourceDefault},
+		},
+		{
+			name: "429 without Retry-After to the probe of that hold, 4.5 s after: held at least 1 s", attempt: probeOf(1, 4500*time.Millisecond, unlearned(attempt(resp(429)))), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: time.Second, source: retry.SourceDefault},
+		},
+		{
+			name: "429 without Retry-After to the probe of a hold a Retry-After began, nothing known: held the default 5 s", attempt: probeOf(1, 0, unlearned(attempt(resp(429)))), throttle: true,
 			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 5 * time.Second, source: retry.SourceDefault},
 		},
 		{
-			name: "429 without Retry-After to the second probe of the first hold: held the default 5 s", attempt: probeOf(2, true, unlearned(attempt(resp(429)))), throttle: true,
+			name: "429 without Retry-After to the second probe of the first hold: held the default 5 s", attempt: probeOf(2, time.Second, unlearned(attempt(resp(429)))), throttle: true,
 			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 5 * time.Second, source: retry.SourceDefault},
 		},
 		{

@@ -293,11 +293,13 @@ type rateState struct {
 	Tentative bool
 	Pending   int
 
-	// BareStart is set when a bare 429 (not a 502, 503 or 504) came while
-	// nothing was known of the destination (rateState.Unlearned): the
-	// hold it starts is short (firstBareHold), and when that hold's first
-	// probe is accepted the pace stays unlimited.
-	BareStart bool
+	// BareStart is when a bare 429 (not a 502, 503 or 504) came while
+	// nothing was known of the destination (rateState.Unlearned), zero
+	// when none did: the hold it starts is short (firstBareHold), when
+	// that hold's first probe is accepted the pace stays unlimited, and
+	// when it is refused the destination is held until
+	// retry_after::default after BareStart.
+	BareStart time.Time
 
 	// Streak counts the bare 429s in a row: each to a request that left
 	// after the previous one came back (at LastRefusal), nothing accepted
@@ -598,7 +600,12 @@ func (s rateState) Refused(r refusedAnswer) rateState {
 		s = s.forgetTentative()
 	}
 	if s.Unlearned() {
-		s.BareStart = r.Bare && !r.Shed
+		switch {
+		case !r.Bare || r.Shed:
+			s.BareStart = time.Time{}
+		case s.BareStart.IsZero():
+			s.BareStart = r.At
+		}
 	}
 	if s.Mode == ratePaced && (r.Probe || !r.Sent.After(s.Since)) {
 		return s
@@ -756,8 +763,8 @@ func (s rateState) bare(now time.Time, ceiling, plateau float64, measured bool) 
 func (s rateState) HoldEnded(now time.Time, items, failures int) rateState {
 	s.ItemsPerRequest = items
 	s = s.forgetTentative()
-	bareStart := s.BareStart
-	s.BareStart = false
+	bareStart := !s.BareStart.IsZero()
+	s.BareStart = time.Time{}
 	if s.Mode != rateUnlimited || s.Concurrency > 0 {
 		// A learned concurrency limit releases what waited no faster
 		// than the backend answers.

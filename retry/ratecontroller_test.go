@@ -143,11 +143,11 @@ func TestRateTransitions(t *testing.T) {
 			event: func(s retry.RateState) retry.RateState {
 				return s.Refused(retry.Refusal{At: t0, Sent: t0, Items: 100, Bare: true})
 			},
-			want: retry.RateState{Epoch: 3, ItemsPerRequest: 100, Answered: 1, RefusedRun: 1, Streak: 1, LastRefusal: t0, BareStart: true},
+			want: retry.RateState{Epoch: 3, ItemsPerRequest: 100, Answered: 1, RefusedRun: 1, Streak: 1, LastRefusal: t0, BareStart: t0},
 		},
 		{
 			name: "nothing known, a 429 with a Retry-After: the server's hold, not the first bare one",
-			from: retry.RateState{Epoch: 3, BareStart: true},
+			from: retry.RateState{Epoch: 3, BareStart: sec(-1)},
 			event: func(s retry.RateState) retry.RateState {
 				return s.Refused(retry.Refusal{At: t0, Sent: t0, Items: 100})
 			},
@@ -155,13 +155,13 @@ func TestRateTransitions(t *testing.T) {
 		},
 		{
 			name:  "the first bare hold ended by its first probe: the pace stays unlimited",
-			from:  retry.RateState{Epoch: 3, BareStart: true, FirstAccepted: sec(1)},
+			from:  retry.RateState{Epoch: 3, BareStart: t0, FirstAccepted: sec(1)},
 			event: func(s retry.RateState) retry.RateState { return s.HoldEnded(sec(1), 50, 1) },
 			want:  retry.RateState{Epoch: 3, ItemsPerRequest: 50, FirstAccepted: sec(1)},
 		},
 		{
 			name:  "the first bare hold ended by a later probe (refused again first): a slow start",
-			from:  retry.RateState{Epoch: 3, BareStart: true, FirstAccepted: sec(6)},
+			from:  retry.RateState{Epoch: 3, BareStart: t0, FirstAccepted: sec(6)},
 			event: func(s retry.RateState) retry.RateState { return s.HoldEnded(sec(6), 50, 2) },
 			want:  retry.RateState{Mode: retry.RateSlowStart, Ceiling: 50, Since: sec(6), Next: sec(6), Epoch: 4, ItemsPerRequest: 50, FirstAccepted: sec(6)},
 		},

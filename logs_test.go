@@ -189,6 +189,20 @@ func TestLogsNeverLeakSecretsAndCarryDecisionFields(t *testing.T) {
 	assert.GreaterOrEqual(t, withA, 2, "the masked key lets one follow payload A through the logs")
 }
 
+// TestLogFirstBare429IsDefaulted: the first hold of a 429 without
+// Retry-After is the exporter's wait (1 s), not the server's: its decision
+// line says defaulted, as retry_after::default's does.
+func TestLogFirstBare429IsDefaulted(t *testing.T) {
+	srv := newBackend(t, reply(429), reply(200))
+	h := startTracesWithID(t, testConfig(srv.URL), retrytest.NewAutoClock(start))
+	require.NoError(t, h.consume(1))
+	f := decisionLine(t, h.logs, "429")
+	assert.Equal(t, "missing", f["retry_after"])
+	assert.Equal(t, true, f["defaulted"])
+	assert.Equal(t, "rate_limit", f["path"])
+	assert.Equal(t, time.Second, f["delay"])
+}
+
 func TestLogEndpointWithUserinfoAndQuery(t *testing.T) {
 	srv := newBackend(t, reply(503), reply(200))
 	u, err := url.Parse(srv.URL)

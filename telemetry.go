@@ -396,7 +396,7 @@ func (t *telemetry) attempt(ctx context.Context, e retry.Event) {
 	}
 	if ra := e.RetryAfter; ra != nil {
 		fields = append(fields, zap.String("retry_after", parseResult(*ra)), zap.Duration("retry_after_parsed", ra.Delay),
-			zap.Bool("defaulted", e.Source == retry.SourceDefault), zap.Bool("capped", ra.Capped))
+			zap.Bool("defaulted", e.Source == retry.SourceDefault || e.Source == retry.SourceFirst), zap.Bool("capped", ra.Capped))
 	}
 	if e.Path != retry.PathNone {
 		fields = append(fields, zap.String("path", e.Path.String()), zap.Duration("delay", e.Delay))

@@ -52,9 +52,10 @@ type pacerTuning struct {
 	// limit (a backend that refuses a few per cent at random refuses the
 	// first request now and then). When the hold's first probe is
 	// accepted, the pace stays unlimited (rateState.HoldEnded); when it is
-	// refused, the destination is held for retry_after::default, and a
-	// slow start follows the hold. Zero (a variant only: the eighth step's
-	// law) holds for retry_after::default and slow-starts after it.
+	// refused, the destination is held until retry_after::default after
+	// the first refusal (Policy), and a slow start follows the hold. Zero
+	// (a variant only: the eighth step's law) holds for
+	// retry_after::default and slow-starts after it.
 	firstBareHold time.Duration
 
 	// After a refusal with a Retry-After:

@@ -492,6 +492,11 @@ func interval(items int, rate float64) time.Duration {
 func (s rateState) Accepted(now, sent time.Time, items int) rateState {
 	if s.FirstAccepted.IsZero() {
 		s.FirstAccepted = now
+	} else {
+		// Only the destination's first acceptance may be the probe that
+		// ends a first bare hold (HoldEnded); after another, BareStart
+		// would outlive what it says.
+		s.BareStart = time.Time{}
 	}
 	if s.Mode == rateUnlimited || !sent.Before(s.Since) {
 		s.AcceptedRun += items

@@ -154,6 +154,20 @@ func TestRateTransitions(t *testing.T) {
 			want: retry.RateState{Epoch: 3, ItemsPerRequest: 100},
 		},
 		{
+			name:  "the first bare hold's probe accepted, the destination's first acceptance: BareStart stays, for HoldEnded",
+			from:  retry.RateState{Epoch: 3, BareStart: t0},
+			event: func(s retry.RateState) retry.RateState { return s.Accepted(sec(1), sec(1), 50) },
+			want:  retry.RateState{Epoch: 3, BareStart: t0, FirstAccepted: sec(1), AcceptedRun: 50, Answered: 1, ItemsPerRequest: 50},
+		},
+		{
+			name: "accepted after an earlier acceptance: BareStart is void, a later hold slow-starts",
+			from: retry.RateState{Epoch: 3, BareStart: t0, FirstAccepted: sec(0.5)},
+			event: func(s retry.RateState) retry.RateState {
+				return s.Accepted(sec(1), sec(1), 50).HoldEnded(sec(1), 50, 1)
+			},
+			want: retry.RateState{Mode: retry.RateSlowStart, Ceiling: 50, Since: sec(1), Next: sec(1), Epoch: 4, ItemsPerRequest: 50, FirstAccepted: sec(0.5)},
+		},
+		{
 			name:  "the first bare hold ended by its first probe: the pace stays unlimited",
 			from:  retry.RateState{Epoch: 3, BareStart: t0, FirstAccepted: sec(1)},
 			event: func(s retry.RateState) retry.RateState { return s.HoldEnded(sec(1), 50, 1) },

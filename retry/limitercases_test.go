@@ -103,9 +103,11 @@ func TestStrayRefusalsDoNotPullThePaceDown(t *testing.T) {
 // goal. Held 1 s (firstBareHold) and left unlimited once the probe is
 // accepted, they meet every goal. When the probe is refused too, the slow
 // start still follows the second hold, and still stalls: which payload is
-// the probe varies from run to run in the model, and over 40 runs of the
-// eleven seeds 33 of the 440 starts were refused again and delivered
-// late, at most 2 of the 11 in one run.
+// the probe varies from run to run in the model: over 200 runs of the
+// eleven seeds (commit d3b21b6's rule), 180 of the 2 200 starts were
+// refused again and delivered late, at most 4 of the 11 in one run. The
+// test asks for 4 of the 11 to meet every goal, which no run came near
+// missing and no start meets with the eighth step's law.
 func TestAFirstStrayRefusalDoesNotStallTheStart(t *testing.T) {
 	starts := firstRefusedStarts(t)
 	require.Len(t, starts, 11, "seeds 0-199 whose first request the sporadic cell refuses")
@@ -116,7 +118,7 @@ func TestAFirstStrayRefusalDoesNotStallTheStart(t *testing.T) {
 			met++
 		}
 	}
-	assert.Greater(t, met, len(starts)/2, "starts whose first request was refused that met every goal")
+	assert.GreaterOrEqual(t, met, 4, "starts whose first request was refused that met every goal")
 }
 
 // firstStart is a run of the sporadic cell whose first request is refused.

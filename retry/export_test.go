@@ -82,8 +82,8 @@ func (p *Pacer) Observed(now time.Time, rl RateLimit)         { p.observed(now, 
 // AnsweredPending is answeredPending: a refused or unanswered request counted against a tentative concurrency limit.
 func (s rateState) AnsweredPending() rateState { return s.answeredPending() }
 func (p *Pacer) Lately(r Refusal) (bool, Crowding) {
-	accepted, c, _, _ := p.lately(r)
-	return accepted, c
+	f := p.lately(r)
+	return f.Accepted, f.Crowding
 }
 
 // BinomialTail is binomialTail, for its test.
@@ -148,6 +148,8 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 			t.strayShare = v
 		case "paceMargin":
 			t.paceMargin = v
+		case "windowHolds":
+			t.windowHolds = v != 0
 		case "backgroundStreak":
 			t.backgroundStreak = int(v)
 		default:

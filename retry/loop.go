@@ -253,7 +253,8 @@ func (l *Loop) attempt(ctx context.Context, s payloadState, pass Pass, inFlight,
 	refusal := refusedAnswer{At: now, Sent: started, Items: items, Probe: pass.Probe, Bare: !a.RetryAfter.Usable(),
 		Shed: resp.Status != http.StatusTooManyRequests, InFlight: inFlight}
 	if resp.Status == http.StatusTooManyRequests || backendAnswer(resp.Status) {
-		a.AcceptedLately, a.Crowding, a.Unlearned, a.FirstBare = l.pacer.lately(refusal)
+		f := l.pacer.lately(refusal)
+		a.AcceptedLately, a.Crowding, a.Unlearned, a.FirstBare, a.WindowHold = f.Accepted, f.Crowding, f.Unlearned, f.BareStart, f.WindowHold
 	}
 	s, d := l.policy.decide(s, a)
 	if l.pacer != nil {

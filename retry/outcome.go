@@ -102,9 +102,14 @@ const (
 	// known of the destination; the wait is the pacer's first hold
 	// (1 s), shorter than retry_after::default.
 	SourceFirst
+	// SourceWindow: a 429 without a usable Retry-After held until just
+	// after the next multiple of 10 s on the clock, where fixed windows
+	// reset: at a destination seen to reset there, or a hold of
+	// retry_after::default that spans one.
+	SourceWindow
 )
 
-var sourceNames = [...]string{"", "header", "default", "capped", "floor", "first"}
+var sourceNames = [...]string{"", "header", "default", "capped", "floor", "first", "window"}
 
 func (s DelaySource) String() string { return sourceNames[s] }
 

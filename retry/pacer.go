@@ -300,21 +300,35 @@ func (p *Pacer) Quota() RateLimit {
 	return p.quota.quota
 }
 
-// lately is asked of a refused answer r before it is recorded (Refused):
-// whether the backend accepted a request within acceptWindow before r.At
-// (a bare refusal then has a pace to slow, and a 502, 503 or 504 speaks
-// about a backend that takes others), whether r came from crossing a
-// concurrency limit (rateState.Crowding), whether nothing is known of the
-// destination yet (rateState.Unlearned), and when a bare 429 came while
-// nothing was (rateState.BareStart; zero when none did).
-func (p *Pacer) lately(r refusedAnswer) (accepted bool, c crowding, unlearned bool, bareStart time.Time) {
+// lateFacts is what the pacer tells the policy of a refused answer
+// (Pacer.lately).
+type lateFacts struct {
+	// Accepted: the backend accepted a request within acceptWindow before
+	// the answer (a bare refusal then has a pace to slow, and a 502, 503
+	// or 504 speaks about a backend that takes others).
+	Accepted bool
+	// Crowding: whether the answer came from crossing a concurrency limit
+	// (rateState.Crowding).
+	Crowding crowding
+	// Unlearned: nothing is known of the destination yet
+	// (rateState.Unlearned); BareStart: when a bare 429 came while
+	// nothing was (zero when none did).
+	Unlearned bool
+	BareStart time.Time
+	// WindowHold: the destination resets at multiples of windowAlign and
+	// this is the first refusal in a row (rateState.WindowHold).
+	WindowHold bool
+}
+
+// lately is asked of a refused answer r before it is recorded (Refused).
+func (p *Pacer) lately(r refusedAnswer) lateFacts {
 	if p == nil || !p.cfg.Enabled {
-		return false, notCrowded, false, time.Time{}
+		return lateFacts{}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r = p.measureLocked(r)
 	s := p.rate.At(r.At, p.cfg.QuietPeriod)
-	c, _ = s.Crowding(r)
-	return r.Recent > 0, c, s.Unlearned(), s.BareStart
+	c, _ := s.Crowding(r)
+	return lateFacts{Accepted: r.Recent > 0, Crowding: c, Unlearned: s.Unlearned(), BareStart: s.BareStart, WindowHold: s.WindowHold()}
 }

@@ -87,6 +87,12 @@ type attemptFacts struct {
 	// destination until retry_after::default after it.
 	Unlearned bool
 	FirstBare time.Time
+	// WindowHold is set when pacing is on, the destination was seen to
+	// reset at a multiple of 10 s on the clock (a fixed window), and this
+	// is the first bare 429 in a row (rateState.WindowHold): the bare 429
+	// holds it until just after the next multiple, however recently the
+	// backend accepted a request.
+	WindowHold bool
 	// Crowding is set when pacing is on and the refused request left with
 	// more requests in flight than the backend takes at once (the pacer's
 	// measure, rateState.Crowding): a bare 429 then waits for an answer
@@ -224,12 +230,18 @@ func (p Policy) unauthorized(d Decision, a attemptFacts) Decision {
 func (p Policy) throttled(s payloadState, d Decision, a attemptFacts) (payloadState, Decision) {
 	ra := a.RetryAfter
 	d.Throttled = true
-	if !ra.Usable() && (a.AcceptedLately || a.Crowding != notCrowded) {
+	// A fixed window's limit reached, and it resets within
+	// retry_after::default: held until it does.
+	window := !ra.Usable() && a.WindowHold && a.Crowding == notCrowded && p.Pacing.Enabled &&
+		nextWindow(a.Now).Before(a.Now.Add(p.RetryAfter.Default))
+	if !ra.Usable() && (a.AcceptedLately || a.Crowding != notCrowded) && !window {
 		return p.paced(s, d, a)
 	}
 	d.Delay, d.Source = ra.Delay, SourceHeader
 	first := tuning.firstBareHold > 0 && tuning.firstBareHold < p.RetryAfter.Default
 	switch {
+	case window:
+		d.Delay, d.Source = nextWindow(a.Now).Sub(a.Now), SourceWindow
 	case !ra.Usable() && first && a.Unlearned && a.Held != HoldThrottle:
 		d.Delay, d.Source = tuning.firstBareHold, SourceFirst
 	case !ra.Usable() && first && a.Unlearned && !a.FirstBare.IsZero() && a.Held == HoldThrottle && a.HoldFailures == 1:
@@ -244,7 +256,13 @@ func (p Policy) throttled(s payloadState, d Decision, a attemptFacts) (payloadSt
 	case ra.Capped:
 		d.Source = SourceCapped
 	}
-	if d.Delay < minWait {
+	if d.Source == SourceDefault && p.Pacing.Enabled && tuning.windowHolds && nextWindow(a.Now).Before(a.Now.Add(d.Delay)) {
+		// A hold without a hint that spans a multiple of windowAlign
+		// probes just after it: a fixed window that ran out resets
+		// there.
+		d.Delay, d.Source = nextWindow(a.Now).Sub(a.Now), SourceWindow
+	}
+	if d.Delay < minWait && d.Source != SourceWindow {
 		// A floor under "retry now" (Retry-After 0, a date in the past, a
 		// retry_after::default below minWait): the first may; further
 		// ones, on this payload or at this destination's gate, escalate
@@ -280,6 +298,11 @@ func (p Policy) throttled(s payloadState, d Decision, a attemptFacts) (payloadSt
 		d.Next = NextBackoff
 	}
 	return s, d
+}
+
+// nextWindow is the first multiple of windowAlign on the clock after now.
+func nextWindow(now time.Time) time.Time {
+	return now.Truncate(windowAlign).Add(windowAlign)
 }
 
 // busy: a 502, 503 or 504 without a usable Retry-After while the backend

@@ -42,6 +42,12 @@ func TestDecide(t *testing.T) {
 		}
 		return a
 	}
+	// windowed: the destination was seen to reset at a multiple of 10 s
+	// on the clock, and this is the first bare 429 in a row.
+	windowed := func(a retry.Attempt) retry.Attempt { a.WindowHold = true; return a }
+	// after: the attempt's answer came d after t0 (a multiple of 10 s).
+	after := func(d time.Duration, a retry.Attempt) retry.Attempt { a.Now = now.Add(d); return a }
+	pacing := func(p *retry.Policy) { p.Pacing.Enabled = true }
 	attempt := func(r retry.Response) retry.Attempt {
 		a := retry.Attempt{Response: r, Now: now}
 		if r.Status != 0 {
@@ -236,6 +242,41 @@ func TestDecide(t *testing.T) {
 			want: want{next: retry.NextBackoff, path: retry.PathRateLimit, delay: 7 * time.Second, source: retry.SourceHeader},
 		},
 		{
+			name:   "429 without Retry-After at a destination that resets at multiples of 10 s, 3.2 s before the next: held until it, though a request was accepted lately",
+			policy: pacing, attempt: after(6800*time.Millisecond, windowed(lately(attempt(resp(429))))), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 3200 * time.Millisecond, source: retry.SourceWindow},
+		},
+		{
+			name:   "429 without Retry-After at a destination that resets at multiples of 10 s, 0.2 s before the next: held until it, no floor",
+			policy: pacing, attempt: after(9800*time.Millisecond, windowed(lately(attempt(resp(429))))), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 200 * time.Millisecond, source: retry.SourceWindow},
+		},
+		{
+			name:   "429 without Retry-After at a destination that resets at multiples of 10 s, 7 s before the next (past retry_after::default): at the pace",
+			policy: pacing, attempt: after(3*time.Second, windowed(lately(attempt(resp(429))))), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathPace},
+		},
+		{
+			name:   "429 without Retry-After at a destination that resets at multiples of 10 s, but others in flight past its concurrency limit: as without",
+			policy: pacing, attempt: after(6800*time.Millisecond, crowded(retry.CrowdedLearned, windowed(lately(attempt(resp(429)))))), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathPace},
+		},
+		{
+			name:   "429 without Retry-After, nothing accepted within 2 s, a multiple of 10 s 2 s away: held until it, not the default",
+			policy: pacing, attempt: after(8*time.Second, attempt(resp(429))), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 2 * time.Second, source: retry.SourceWindow},
+		},
+		{
+			name:   "429 without Retry-After, nothing accepted within 2 s, the next multiple of 10 s past the default: the default",
+			policy: pacing, attempt: after(4*time.Second, attempt(resp(429))), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 5 * time.Second, source: retry.SourceDefault},
+		},
+		{
+			name:    "429 without Retry-After, nothing accepted within 2 s, a multiple of 10 s 2 s away, pacing off: the default",
+			attempt: after(8*time.Second, attempt(resp(429))), throttle: true,
+			want:    want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 5 * time.Second, source: retry.SourceDefault},
+		},
+		{
 			name:    "429 Retry-After 0 with nothing accepted yet but others in flight: held (a retry-now is no concurrency signal; its floors apply at the gate)",
 			attempt: crowded(retry.CrowdedFirst, attempt(withRetryAfter(429, "0"))), throttle: true,
 			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, source: retry.SourceHeader},
@@ -263,7 +304,7 @@ func TestDecide(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 			assert.Equal(t, tt.throttle, d.Throttled)
 			if d.Next == retry.NextGate || d.Next == retry.NextBackoff {
-				assert.Equal(t, now.Add(d.Delay), d.Until, "a hold lasts the decision's delay")
+				assert.Equal(t, tt.attempt.Now.Add(d.Delay), d.Until, "a hold lasts the decision's delay")
 			}
 			assert.Equal(t, before, tt.state, "Decide does not touch the caller's state")
 		})

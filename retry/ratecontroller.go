@@ -41,6 +41,21 @@ const (
 	concurrencyGrowth = 10 * time.Second
 )
 
+// A fixed window resets at the multiples of its length on the clock (a
+// counter per window, keyed by the time divided by the length), and common
+// lengths (10 s, a minute, an hour) are all multiples of windowAlign. A
+// row of bare 429s that began at least windowClosed before such a
+// multiple, whose last refusal came at most windowLastRefusal before it,
+// ended by a request sent at most windowSlack after it, is a window that
+// reset there (rateState.Accepted); any other row of two or more ended by
+// an acceptance says the limit is not such a window.
+const (
+	windowAlign       = 10 * time.Second
+	windowSlack       = time.Second
+	windowLastRefusal = 5 * time.Second / 2
+	windowClosed      = 2 * time.Second
+)
+
 // pacerTuning is the pacer's tuning: the values that set how far the pace
 // is cut and how fast it grows again.
 type pacerTuning struct {
@@ -176,6 +191,12 @@ type pacerTuning struct {
 	// more than that share, or several in a row, or again once the measure
 	// is long enough.
 	strayShare float64
+	// windowHolds: a bare 429 at a destination seen to reset at a
+	// multiple of windowAlign (rateState.Windowed), and a hold without a
+	// hint that spans such a multiple, hold it until just after the
+	// multiple (Policy). False: neither (a variant only: the ninth step's
+	// law).
+	windowHolds bool
 	// backgroundStreak: a bare 429 that is the backgroundStreak-th or a
 	// later one in a row (rateState.Streak) does not count towards the
 	// background share. A window that ran out, or an emptied bucket,
@@ -213,6 +234,7 @@ var defaultTuning = pacerTuning{
 	maxStreakGrowths:     3,
 	backgroundStreak:     2,
 	strayShare:           0.25,
+	windowHolds:          true,
 }
 
 // tuning is the tuning the pacers run with: defaultTuning, but for the
@@ -307,6 +329,12 @@ type rateState struct {
 	// since (rateState.spaced).
 	Streak      int
 	LastRefusal time.Time
+	// StreakStart is when the first of them came, once there are two.
+	StreakStart time.Time
+	// Windowed is set when the last row of two or more bare 429s that an
+	// acceptance ended was a fixed window that reset at a multiple of
+	// windowAlign on the clock (Accepted).
+	Windowed bool
 }
 
 // refusedAnswer is a refused answer, as the rate controller learns from it.
@@ -502,6 +530,9 @@ func (s rateState) Accepted(now, sent time.Time, items int) rateState {
 		s.AcceptedRun += items
 	}
 	s.ItemsPerRequest = items
+	if s.Streak >= 2 {
+		s.Windowed = s.windowReset(sent)
+	}
 	s.Streak = 0
 	if s.Tentative && s.Pending > 0 {
 		// A request in flight with the refused one was accepted: the
@@ -509,6 +540,26 @@ func (s rateState) Accepted(now, sent time.Time, items int) rateState {
 		s.Tentative, s.Pending = false, 0
 	}
 	return s.background(now, false)
+}
+
+// windowReset says whether the row of bare 429s (Streak) that a request
+// sent at sent, and accepted, ended was a fixed window that reset at the
+// last multiple of windowAlign before sent: the row began at least
+// windowClosed before it, its last refusal came at most windowLastRefusal
+// before it, and the request left at most windowSlack after it. (A bucket
+// refills at any time: it seldom closes for seconds and opens again just
+// after such a multiple, and a row it ends elsewhere clears Windowed.)
+func (s rateState) windowReset(sent time.Time) bool {
+	b := sent.Truncate(windowAlign)
+	return s.LastRefusal.Before(b) && sent.Sub(b) <= windowSlack &&
+		b.Sub(s.LastRefusal) <= windowLastRefusal && b.Sub(s.StreakStart) >= windowClosed
+}
+
+// WindowHold says whether a bare 429 at now, the first in a row, is a
+// fixed window's limit reached (Windowed): the destination is held until
+// the window resets (Policy).
+func (s rateState) WindowHold() bool {
+	return tuning.windowHolds && s.Windowed && s.Streak == 0
 }
 
 // answeredPending counts a refused answer against a tentative concurrency
@@ -579,6 +630,9 @@ func (s rateState) Refused(r refusedAnswer) rateState {
 	if r.Bare && !r.Shed {
 		if r.Sent.After(s.LastRefusal) && !r.Quota {
 			s.Streak++
+			if s.Streak == 2 {
+				s.StreakStart = s.LastRefusal
+			}
 		}
 		s.LastRefusal = r.At
 		s = s.background(r.At, true)

@@ -180,6 +180,36 @@ func TestRateTransitions(t *testing.T) {
 			want:  retry.RateState{Mode: retry.RateSlowStart, Ceiling: 50, Since: sec(6), Next: sec(6), Epoch: 4, ItemsPerRequest: 50, FirstAccepted: sec(6)},
 		},
 		{
+			name:  "a row of bare 429s from 7 s to 9 s ended by a request sent 0.3 s after a multiple of 10 s: a fixed window that reset there",
+			from:  with(inRow(paced(0), 3, 9), func(s *retry.RateState) { s.StreakStart = sec(7) }),
+			event: func(s retry.RateState) retry.RateState { return s.Accepted(sec(10.31), sec(10.3), 100) },
+			want:  with(paced(100), func(s *retry.RateState) { s.Answered, s.LastRefusal, s.StreakStart, s.Windowed = 1, sec(9), sec(7), true }),
+		},
+		{
+			name:  "such a row ended by a request sent 1.5 s after the multiple: no window (forgotten)",
+			from:  with(inRow(paced(0), 3, 9), func(s *retry.RateState) { s.StreakStart, s.Windowed = sec(7), true }),
+			event: func(s retry.RateState) retry.RateState { return s.Accepted(sec(11.51), sec(11.5), 100) },
+			want:  with(paced(100), func(s *retry.RateState) { s.Answered, s.LastRefusal, s.StreakStart = 1, sec(9), sec(7) }),
+		},
+		{
+			name:  "a row that began 1 s before the multiple (a 1 s window, a bucket): no window",
+			from:  with(inRow(paced(0), 3, 9.5), func(s *retry.RateState) { s.StreakStart, s.Windowed = sec(9), true }),
+			event: func(s retry.RateState) retry.RateState { return s.Accepted(sec(10.31), sec(10.3), 100) },
+			want:  with(paced(100), func(s *retry.RateState) { s.Answered, s.LastRefusal, s.StreakStart = 1, sec(9.5), sec(9) }),
+		},
+		{
+			name:  "a row whose last refusal came 3 s before the multiple: no window",
+			from:  with(inRow(paced(0), 3, 7), func(s *retry.RateState) { s.StreakStart, s.Windowed = sec(5), true }),
+			event: func(s retry.RateState) retry.RateState { return s.Accepted(sec(10.31), sec(10.3), 100) },
+			want:  with(paced(100), func(s *retry.RateState) { s.Answered, s.LastRefusal, s.StreakStart = 1, sec(7), sec(5) }),
+		},
+		{
+			name:  "one bare 429, then accepted: what the window says is kept",
+			from:  with(inRow(paced(0), 1, 14), func(s *retry.RateState) { s.Windowed = true }),
+			event: func(s retry.RateState) retry.RateState { return s.Accepted(sec(20.31), sec(20.3), 100) },
+			want:  with(paced(100), func(s *retry.RateState) { s.Answered, s.LastRefusal, s.Windowed = 1, sec(14), true }),
+		},
+		{
 			name:  "paced, hold ended: the learned pace is kept",
 			from:  paced(0),
 			event: func(s retry.RateState) retry.RateState { return s.HoldEnded(sec(5), 100, 1) },
@@ -284,6 +314,7 @@ func TestRateTransitions(t *testing.T) {
 			}), 2, 1), func(s *retry.RateState) {
 				// the next slot two intervals on at the pace of the moment
 				s.Next, s.Epoch = sec(1).Add(time.Duration(2*float64(paceInterval(993.75)))), 2
+				s.StreakStart = sec(0.9) // the row's first
 			}),
 		},
 		{
@@ -313,6 +344,7 @@ func TestRateTransitions(t *testing.T) {
 			// 3 s after the cut the pace is 1000 × (1 + 0.05 × 1²) = 1050
 			want: with(inRow(bare(0, 6, 6), 2, 3), func(s *retry.RateState) {
 				s.Next, s.Epoch = sec(3).Add(time.Duration(2*float64(paceInterval(1050)))), 2
+				s.StreakStart = sec(2.5)
 			}),
 		},
 		{
@@ -333,7 +365,7 @@ func TestRateTransitions(t *testing.T) {
 			name:  "bare, the second in a row (sent after the last refusal came back, nothing accepted since): cut, and the next slot two intervals on",
 			from:  inRow(bare(0, 5, 5), 1, 2.5),
 			event: windowRefusal,
-			want:  windowOut(2, 2*175438596),
+			want:  with(windowOut(2, 2*175438596), func(s *retry.RateState) { s.StreakStart = sec(2.5) }),
 		},
 		{
 			name:  "bare, the fourth in a row: eight intervals on",
@@ -409,6 +441,7 @@ func TestRateTransitions(t *testing.T) {
 			want: inRow(with(bare(0, 0, 0), func(s *retry.RateState) {
 				s.Since, s.Epoch, s.Ceiling, s.Plateau, s.Measured = sec(0.5), 3, 760, 800, false
 				s.Next, s.Regain = sec(0.5).Add(2*paceInterval(760)), regainAt(800)
+				s.StreakStart = sec(0.45)
 			}), 2, 0.5),
 		},
 		{
@@ -712,4 +745,17 @@ func TestRateTentativeConcurrency(t *testing.T) {
 	held := confirmed.HoldEnded(t0, 100, 1)
 	assert.Equal(t, 2, held.Concurrency, "a learned limit survives a hold's end")
 	assert.Equal(t, retry.RateUnlimited, held.Mode, "and paces what waited: no slow start")
+}
+
+// TestWindowHold: a bare 429 holds the destination until the window resets
+// only at a destination seen to reset at a multiple of 10 s, and only the
+// first in a row (a second says the multiple was no reset).
+func TestWindowHold(t *testing.T) {
+	assert.True(t, retry.RateState{Windowed: true}.WindowHold())
+	assert.False(t, retry.RateState{Windowed: true, Streak: 1}.WindowHold(), "the second in a row")
+	assert.False(t, retry.RateState{}.WindowHold(), "no window seen")
+	restore, err := retry.SetTuning(map[string]float64{"windowHolds": 0})
+	require.NoError(t, err)
+	defer restore()
+	assert.False(t, retry.RateState{Windowed: true}.WindowHold(), "windowHolds off (the ninth step's law)")
 }

@@ -145,7 +145,7 @@ func Rows() []Row {
 			},
 			{
 				Title:       "Retry-After waits applied",
-				Description: "Mean rate-limit wait applied, by where it came from (header, default, capped, floor, first).",
+				Description: "Mean rate-limit wait applied, by where it came from (header, default, capped, floor, first, window).",
 				Unit:        "s",
 				Targets: []Target{{
 					Expr:   `sum by (exporter, data_type, source) (` + r("retry_after_wait_seconds_sum") + `) / sum by (exporter, data_type, source) (` + r("retry_after_wait_seconds_count") + `)`,

@@ -274,7 +274,7 @@ func TestDecide(t *testing.T) {
 		{
 			name:    "429 without Retry-After, nothing accepted within 2 s, a multiple of 10 s 2 s away, pacing off: the default",
 			attempt: after(8*time.Second, attempt(resp(429))), throttle: true,
-			want:    want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 5 * time.Second, source: retry.SourceDefault},
+			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 5 * time.Second, source: retry.SourceDefault},
 		},
 		{
 			name:    "429 Retry-After 0 with nothing accepted yet but others in flight: held (a retry-now is no concurrency signal; its floors apply at the gate)",

@@ -183,7 +183,9 @@ func TestRateTransitions(t *testing.T) {
 			name:  "a row of bare 429s from 7 s to 9 s ended by a request sent 0.3 s after a multiple of 10 s: a fixed window that reset there",
 			from:  with(inRow(paced(0), 3, 9), func(s *retry.RateState) { s.StreakStart = sec(7) }),
 			event: func(s retry.RateState) retry.RateState { return s.Accepted(sec(10.31), sec(10.3), 100) },
-			want:  with(paced(100), func(s *retry.RateState) { s.Answered, s.LastRefusal, s.StreakStart, s.Windowed = 1, sec(9), sec(7), true }),
+			want: with(paced(100), func(s *retry.RateState) {
+				s.Answered, s.LastRefusal, s.StreakStart, s.Windowed = 1, sec(9), sec(7), true
+			}),
 		},
 		{
 			name:  "such a row ended by a request sent 1.5 s after the multiple: no window (forgotten)",

@@ -150,6 +150,12 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 			t.paceMargin = v
 		case "windowHolds":
 			t.windowHolds = v != 0
+		case "windowClosed":
+			t.windowClosed = seconds(v)
+		case "windowLastRefusal":
+			t.windowLastRefusal = seconds(v)
+		case "windowSlack":
+			t.windowSlack = seconds(v)
 		case "backgroundStreak":
 			t.backgroundStreak = int(v)
 		default:

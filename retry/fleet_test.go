@@ -158,6 +158,7 @@ func (s fleetSim) run(seed uint64) fleetFigures {
 		}
 	}
 	phases := rand.New(rand.NewPCG(seed, 0))
+	time.Sleep(clockPhase(seed, 0))
 	start := time.Now()
 	batches := int(s.Rate * s.LoadFor.Seconds())
 	var (

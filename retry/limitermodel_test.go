@@ -160,12 +160,11 @@ func (m cellModel) run(seed uint64) cellFigures {
 	}
 
 	load := c.Load()
+	window := time.Duration(0)
 	if spec.Kind == limiter.FixedWindow {
-		// The load starts anywhere in a window (the bubble's clock starts
-		// on a whole second), as it does against a real clock.
-		phase := rand.New(rand.NewPCG(seed, 0x7068617365)).Float64()
-		time.Sleep(time.Duration(phase * float64(spec.Window)))
+		window = spec.Window
 	}
+	time.Sleep(clockPhase(seed, window))
 	start := time.Now()
 	loadEnd := start.Add(load.Duration())
 	deadline, cancel := context.WithDeadline(context.Background(), loadEnd.Add(c.Timeout))
@@ -554,6 +553,26 @@ func TestLimiterTrace(t *testing.T) {
 		t.Logf("%3d s: %3d accepted %3d refused, pacer rate %.1f items/s", i, s.ok, s.refused, s.rate)
 	}
 }
+
+// clockPhase is how far into the clock's 10 s a model's run with seed
+// starts, evenly in [0, 10 s): the bubble's clock starts on a multiple of
+// 10 s, where a real run starts anywhere, and the exporter reads those
+// multiples (a fixed window resets there: Policy's window holds). Behind a
+// fixed window (window, 0 for none) of at most 10 s, the draw of the
+// phase in the window comes first, as it did before the exporter read the
+// clock (a seed starts at the same point of its windows), and a whole
+// number of windows is drawn after it.
+func clockPhase(seed uint64, window time.Duration) time.Duration {
+	r := rand.New(rand.NewPCG(seed, 0x7068617365))
+	phase := r.Float64()
+	if window <= 0 || window > windowAlign {
+		return time.Duration(phase * float64(windowAlign))
+	}
+	return time.Duration(phase*float64(window)) + time.Duration(r.IntN(int(windowAlign/window)))*window
+}
+
+// windowAlign is the exporter's: fixed windows reset at its multiples.
+const windowAlign = 10 * time.Second
 
 // requestID names a model's request by its batch and attempt, for the
 // limiter's draws and the network's delays: the same requests are refused

@@ -102,10 +102,9 @@ const (
 	// known of the destination; the wait is the pacer's first hold
 	// (1 s), shorter than retry_after::default.
 	SourceFirst
-	// SourceWindow: a 429 without a usable Retry-After held until just
-	// after the next multiple of 10 s on the clock, where fixed windows
-	// reset: at a destination seen to reset there, or a hold of
-	// retry_after::default that spans one.
+	// SourceWindow: a 429 without a usable Retry-After at a destination
+	// seen to reset at a multiple of 10 s on the clock (a fixed window),
+	// held until just after the next one.
 	SourceWindow
 )
 

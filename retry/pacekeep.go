@@ -21,7 +21,9 @@ import "time"
 // concurrency limit and its pending answers, and the first acceptance:
 // all are about requests of the old process, whose answers never come;
 // the accepted-rate meter starts empty with the new process, and so does
-// the first acceptance it is measured from. The RateLimit headers' quota
+// the first acceptance it is measured from. Whether the destination was
+// seen to reset at a multiple of 10 s (rateState.Windowed) is left out
+// too: the next window's end shows it again. The RateLimit headers' quota
 // is left out too: it is the server's counter, which refills or resets
 // while the process is down, and the next answer announces it again.
 type KeptPace struct {

@@ -256,12 +256,6 @@ func (p Policy) throttled(s payloadState, d Decision, a attemptFacts) (payloadSt
 	case ra.Capped:
 		d.Source = SourceCapped
 	}
-	if d.Source == SourceDefault && p.Pacing.Enabled && tuning.windowHolds && nextWindow(a.Now).Before(a.Now.Add(d.Delay)) {
-		// A hold without a hint that spans a multiple of windowAlign
-		// probes just after it: a fixed window that ran out resets
-		// there.
-		d.Delay, d.Source = nextWindow(a.Now).Sub(a.Now), SourceWindow
-	}
 	if d.Delay < minWait && d.Source != SourceWindow {
 		// A floor under "retry now" (Retry-After 0, a date in the past, a
 		// retry_after::default below minWait): the first may; further

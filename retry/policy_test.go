@@ -262,18 +262,8 @@ func TestDecide(t *testing.T) {
 			want: want{next: retry.NextGate, path: retry.PathPace},
 		},
 		{
-			name:   "429 without Retry-After, nothing accepted within 2 s, a multiple of 10 s 2 s away: held until it, not the default",
+			name:   "429 without Retry-After, nothing accepted within 2 s, a multiple of 10 s 2 s away, no window seen: the default (no probe at the multiple)",
 			policy: pacing, attempt: after(8*time.Second, attempt(resp(429))), throttle: true,
-			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 2 * time.Second, source: retry.SourceWindow},
-		},
-		{
-			name:   "429 without Retry-After, nothing accepted within 2 s, the next multiple of 10 s past the default: the default",
-			policy: pacing, attempt: after(4*time.Second, attempt(resp(429))), throttle: true,
-			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 5 * time.Second, source: retry.SourceDefault},
-		},
-		{
-			name:    "429 without Retry-After, nothing accepted within 2 s, a multiple of 10 s 2 s away, pacing off: the default",
-			attempt: after(8*time.Second, attempt(resp(429))), throttle: true,
 			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 5 * time.Second, source: retry.SourceDefault},
 		},
 		{

@@ -43,18 +43,8 @@ const (
 
 // A fixed window resets at the multiples of its length on the clock (a
 // counter per window, keyed by the time divided by the length), and common
-// lengths (10 s, a minute, an hour) are all multiples of windowAlign. A
-// row of bare 429s that began at least windowClosed before such a
-// multiple, whose last refusal came at most windowLastRefusal before it,
-// ended by a request sent at most windowSlack after it, is a window that
-// reset there (rateState.Accepted); any other row of two or more ended by
-// an acceptance says the limit is not such a window.
-const (
-	windowAlign       = 10 * time.Second
-	windowSlack       = time.Second
-	windowLastRefusal = 5 * time.Second / 2
-	windowClosed      = 2 * time.Second
-)
+// lengths (10 s, a minute, an hour) are all multiples of windowAlign.
+const windowAlign = 10 * time.Second
 
 // pacerTuning is the pacer's tuning: the values that set how far the pace
 // is cut and how fast it grows again.
@@ -192,11 +182,22 @@ type pacerTuning struct {
 	// is long enough.
 	strayShare float64
 	// windowHolds: a bare 429 at a destination seen to reset at a
-	// multiple of windowAlign (rateState.Windowed), and a hold without a
-	// hint that spans such a multiple, hold it until just after the
-	// multiple (Policy). False: neither (a variant only: the ninth step's
-	// law).
-	windowHolds bool
+	// multiple of windowAlign (rateState.Windowed), the first in a row,
+	// holds it until just after the next multiple (Policy). False (a
+	// variant only: the ninth step's law): never.
+	//
+	// windowClosed, windowLastRefusal and windowSlack say what shows such
+	// a reset (rateState.windowReset): a row of two or more bare 429s
+	// that began at least windowClosed before a multiple, whose last
+	// refusal came at most windowLastRefusal before it, ended by the
+	// acceptance of a request sent at most windowSlack after it. The
+	// exporter does not probe at the multiples to find out (a fleet
+	// behind one limit would probe together, and stay together): the
+	// row's own spaced requests end it there, or not.
+	windowHolds       bool
+	windowClosed      time.Duration
+	windowLastRefusal time.Duration
+	windowSlack       time.Duration
 	// backgroundStreak: a bare 429 that is the backgroundStreak-th or a
 	// later one in a row (rateState.Streak) does not count towards the
 	// background share. A window that ran out, or an emptied bucket,
@@ -235,6 +236,9 @@ var defaultTuning = pacerTuning{
 	backgroundStreak:     2,
 	strayShare:           0.25,
 	windowHolds:          true,
+	windowClosed:         2 * time.Second,
+	windowLastRefusal:    3 * time.Second / 2,
+	windowSlack:          time.Second,
 }
 
 // tuning is the tuning the pacers run with: defaultTuning, but for the
@@ -547,12 +551,13 @@ func (s rateState) Accepted(now, sent time.Time, items int) rateState {
 // last multiple of windowAlign before sent: the row began at least
 // windowClosed before it, its last refusal came at most windowLastRefusal
 // before it, and the request left at most windowSlack after it. (A bucket
-// refills at any time: it seldom closes for seconds and opens again just
-// after such a multiple, and a row it ends elsewhere clears Windowed.)
+// refills at any time: it seldom refuses everything for seconds and takes
+// requests again just after such a multiple, and a row it ends elsewhere
+// clears Windowed.)
 func (s rateState) windowReset(sent time.Time) bool {
 	b := sent.Truncate(windowAlign)
-	return s.LastRefusal.Before(b) && sent.Sub(b) <= windowSlack &&
-		b.Sub(s.LastRefusal) <= windowLastRefusal && b.Sub(s.StreakStart) >= windowClosed
+	return s.LastRefusal.Before(b) && sent.Sub(b) <= tuning.windowSlack &&
+		b.Sub(s.LastRefusal) <= tuning.windowLastRefusal && b.Sub(s.StreakStart) >= tuning.windowClosed
 }
 
 // WindowHold says whether a bare 429 at now, the first in a row, is a

@@ -200,10 +200,18 @@ func TestRateTransitions(t *testing.T) {
 			want:  with(paced(100), func(s *retry.RateState) { s.Answered, s.LastRefusal, s.StreakStart = 1, sec(9.5), sec(9) }),
 		},
 		{
-			name:  "a row whose last refusal came 3 s before the multiple: no window",
-			from:  with(inRow(paced(0), 3, 7), func(s *retry.RateState) { s.StreakStart, s.Windowed = sec(5), true }),
+			name:  "a row whose last refusal came 1.5 s before the multiple: a window",
+			from:  with(inRow(paced(0), 3, 8.5), func(s *retry.RateState) { s.StreakStart = sec(5) }),
 			event: func(s retry.RateState) retry.RateState { return s.Accepted(sec(10.31), sec(10.3), 100) },
-			want:  with(paced(100), func(s *retry.RateState) { s.Answered, s.LastRefusal, s.StreakStart = 1, sec(7), sec(5) }),
+			want: with(paced(100), func(s *retry.RateState) {
+				s.Answered, s.LastRefusal, s.StreakStart, s.Windowed = 1, sec(8.5), sec(5), true
+			}),
+		},
+		{
+			name:  "a row whose last refusal came 2 s before the multiple (the reset may have come any time since): no window",
+			from:  with(inRow(paced(0), 3, 8), func(s *retry.RateState) { s.StreakStart, s.Windowed = sec(5), true }),
+			event: func(s retry.RateState) retry.RateState { return s.Accepted(sec(10.31), sec(10.3), 100) },
+			want:  with(paced(100), func(s *retry.RateState) { s.Answered, s.LastRefusal, s.StreakStart = 1, sec(8), sec(5) }),
 		},
 		{
 			name:  "one bare 429, then accepted: what the window says is kept",

@@ -97,6 +97,9 @@ var pacerVariants = []pacerVariant{
 	{"firstBareHold=0.5", map[string]float64{"firstBareHold": 0.5}, true},
 	{"firstBareHold=2", map[string]float64{"firstBareHold": 2}, true},
 	{"firstBareHold=5", map[string]float64{"firstBareHold": 5}, true},
+	// The tenth step's rule: a fixed window that reset at a multiple of
+	// 10 s on the clock is held until the next (0: the ninth step's law).
+	{"windowHolds=0", map[string]float64{"windowHolds": 0}, true},
 }
 
 // TestPacerVariants runs every variant of the pacer's tuning (pacerVariants)

@@ -98,8 +98,16 @@ var pacerVariants = []pacerVariant{
 	{"firstBareHold=2", map[string]float64{"firstBareHold": 2}, true},
 	{"firstBareHold=5", map[string]float64{"firstBareHold": 5}, true},
 	// The tenth step's rule: a fixed window that reset at a multiple of
-	// 10 s on the clock is held until the next (0: the ninth step's law).
+	// 10 s on the clock is held until the next (0: the ninth step's law),
+	// and what shows such a reset.
 	{"windowHolds=0", map[string]float64{"windowHolds": 0}, true},
+	{"windowLastRefusal=1", map[string]float64{"windowLastRefusal": 1}, true},
+	{"windowLastRefusal=2.5", map[string]float64{"windowLastRefusal": 2.5}, true},
+	{"windowLastRefusal=5", map[string]float64{"windowLastRefusal": 5}, true},
+	{"windowClosed=1", map[string]float64{"windowClosed": 1}, true},
+	{"windowClosed=3", map[string]float64{"windowClosed": 3}, true},
+	{"windowSlack=0.5", map[string]float64{"windowSlack": 0.5}, true},
+	{"windowSlack=2", map[string]float64{"windowSlack": 2}, true},
 }
 
 // TestPacerVariants runs every variant of the pacer's tuning (pacerVariants)

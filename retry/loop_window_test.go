@@ -1,0 +1,92 @@
+// Copyright The otlphttpretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package retry_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otlphttpretry/otlphttpretry/internal/limiter"
+	"github.com/otlphttpretry/otlphttpretry/retry"
+	"github.com/otlphttpretry/otlphttpretry/retry/retrytest"
+)
+
+// windowRun sends 60 payloads one after the other through a loop with
+// pacing on, no jitter, behind a fixed window of 10 requests per 10 s
+// without hints (the windows on the multiples of 10 s since t0), the
+// clock starting 0.5 s into a window. It returns the answers' times (since
+// t0) and statuses, and the attempts' events.
+func windowRun(t *testing.T) (at []time.Duration, status []int, attempts []retry.Event) {
+	t.Helper()
+	policy := defaultPolicy()
+	policy.Pacing = retry.NewDefaultPacingConfig()
+	policy.RetryAfter.Jitter = 0
+	clock := retrytest.NewAutoClock(t0.Add(500 * time.Millisecond))
+	h := newHarness(clock, policy, 0)
+	lim, err := limiter.New(limiter.Spec{Kind: limiter.FixedWindow, Limit: 10, Window: 10 * time.Second, Hint: limiter.HintNone})
+	require.NoError(t, err)
+	send := func(context.Context, int) retry.Response {
+		now := clock.Now()
+		s := lim.Admit(now, limiter.Request{Items: 100}).Status
+		at, status = append(at, now.Sub(t0)), append(status, s)
+		return retry.Response{Status: s, Header: http.Header{}}
+	}
+	for range 60 {
+		require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, send).Kind)
+	}
+	return at, status, h.events.of(retry.EventAttempt)
+}
+
+// refusedPerWindow counts the refusals in each 10 s window.
+func refusedPerWindow(at []time.Duration, status []int) map[int]int {
+	n := map[int]int{}
+	for i, a := range at {
+		if status[i] != http.StatusOK {
+			n[int(a/(10*time.Second))]++
+		}
+	}
+	return n
+}
+
+// TestLoopAFixedWindowIsHeldUntilItResets: behind a fixed window without
+// hints, a row of refusals ended just after a multiple of 10 s teaches the
+// pacer the window; from then on the first refusal at each window's end
+// holds the destination until the next multiple (source window), and the
+// probe there is accepted: each of those windows' ends costs one refusal,
+// where the ninth step's law (windowHolds off) sent another into the
+// closed window. (Here one payload goes at a time, at a pace near the
+// window's 1 request a second; the refusal that begins a window hold cuts
+// the pace too, and this run ends at 58.7 s, 52.9 s with windowHolds off.
+// The model's long 10 s window, a backlog offered at twice the limit, is
+// delivered as early either way: TestAFixedWindowIsHeldUntilItResets.)
+func TestLoopAFixedWindowIsHeldUntilItResets(t *testing.T) {
+	at, status, attempts := windowRun(t)
+	var ends []int // the windows whose end a window hold waited for
+	for _, e := range attempts {
+		if e.Source != retry.SourceWindow {
+			continue
+		}
+		assert.Equal(t, e.Until.Truncate(10*time.Second), e.Until, "a window hold ends on a multiple of 10 s: %s", e.Until.Sub(t0))
+		ends = append(ends, int(e.Until.Sub(t0)/(10*time.Second))-1)
+	}
+	require.NotEmpty(t, ends, "window holds")
+	perWindow := refusedPerWindow(at, status)
+	for _, w := range ends {
+		assert.Equal(t, 1, perWindow[w], "refusals in the window from %d s, held until its end", 10*w)
+	}
+
+	restore, err := retry.SetTuning(map[string]float64{"windowHolds": 0})
+	require.NoError(t, err)
+	defer restore()
+	at, status, attempts = windowRun(t)
+	for _, e := range attempts {
+		assert.NotEqual(t, retry.SourceWindow, e.Source, "no window hold with windowHolds off")
+	}
+	assert.Greater(t, refusedPerWindow(at, status)[ends[0]], 1, "with windowHolds off, the first of those windows' end: a row of refusals")
+}

@@ -256,6 +256,11 @@ func (p Policy) throttled(s payloadState, d Decision, a attemptFacts) (payloadSt
 	case ra.Capped:
 		d.Source = SourceCapped
 	}
+	if tuning.windowProbes && d.Source == SourceDefault && p.Pacing.Enabled && nextWindow(a.Now).Before(a.Now.Add(d.Delay)) {
+		// The rule's first form (a variant only): a hold without a hint
+		// that spans a multiple of windowAlign probes just after it.
+		d.Delay, d.Source = nextWindow(a.Now).Sub(a.Now), SourceWindow
+	}
 	if d.Delay < minWait && d.Source != SourceWindow {
 		// A floor under "retry now" (Retry-After 0, a date in the past, a
 		// retry_after::default below minWait): the first may; further

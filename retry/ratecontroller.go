@@ -191,10 +191,13 @@ type pacerTuning struct {
 	// that began at least windowClosed before a multiple, whose last
 	// refusal came at most windowLastRefusal before it, ended by the
 	// acceptance of a request sent at most windowSlack after it. The
-	// exporter does not probe at the multiples to find out (a fleet
-	// behind one limit would probe together, and stay together): the
-	// row's own spaced requests end it there, or not.
+	// exporter does not probe at the multiples to find out: the row's own
+	// spaced requests end it there, or not. windowProbes (a variant only:
+	// the rule's first form) ends every hold of retry_after::default
+	// that spans a multiple just after it; a fleet behind one limit then
+	// probes together, and stays together.
 	windowHolds       bool
+	windowProbes      bool
 	windowClosed      time.Duration
 	windowLastRefusal time.Duration
 	windowSlack       time.Duration

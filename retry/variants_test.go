@@ -101,6 +101,7 @@ var pacerVariants = []pacerVariant{
 	// 10 s on the clock is held until the next (0: the ninth step's law),
 	// and what shows such a reset.
 	{"windowHolds=0", map[string]float64{"windowHolds": 0}, true},
+	{"windowProbes=1", map[string]float64{"windowProbes": 1}, true},
 	{"windowLastRefusal=1", map[string]float64{"windowLastRefusal": 1}, true},
 	{"windowLastRefusal=2.5", map[string]float64{"windowLastRefusal": 2.5}, true},
 	{"windowLastRefusal=5", map[string]float64{"windowLastRefusal": 5}, true},

@@ -184,8 +184,9 @@ func TestUnauthorizedDropModeKeepsSending(t *testing.T) {
 // TestOutageHoldsThenDelivers: a backend that answers 503 (no Retry-After)
 // to everything is down, not the payload's fault: the payload waits at the
 // gate, one probe per backoff interval (1 s, 2 s, 4 s, … up to
-// backoff::max_interval), and is delivered when the backend recovers, after
-// more failures than max_attempts.
+// backoff::max_interval, and at most retry_after::default: the backend
+// answers), and is delivered when the backend recovers, after more
+// failures than max_attempts.
 func TestOutageHoldsThenDelivers(t *testing.T) {
 	script := make([]func(http.ResponseWriter), 0, 9)
 	for range 8 {
@@ -195,7 +196,8 @@ func TestOutageHoldsThenDelivers(t *testing.T) {
 	h := startTraces(t, testConfig(srv.URL), retrytest.NewAutoClock(start))
 	require.NoError(t, h.exp.ConsumeTraces(context.Background(), spans("a", 1)))
 	assert.Len(t, srv.got(), 9)
-	assert.Equal(t, []time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 30 * time.Second, 30 * time.Second, 30 * time.Second}, h.clock.Waits())
+	assert.Equal(t, []time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second, 5 * time.Second, 5 * time.Second, 5 * time.Second, 5 * time.Second}, h.clock.Waits(),
+		"the backoff schedule, at most retry_after::default: the backend answers")
 	warns := h.logs.FilterLevelExact(zapcore.WarnLevel).All()
 	require.Len(t, warns, 1, "the outage is logged once: %v", warns)
 	assert.Contains(t, warns[0].Message, "nothing is dropped")

@@ -150,6 +150,8 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 			t.paceMargin = v
 		case "windowHolds":
 			t.windowHolds = v != 0
+		case "answerCap":
+			t.answerCap = v != 0
 		case "windowProbes":
 			t.windowProbes = v != 0
 		case "windowClosed":

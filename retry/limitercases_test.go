@@ -4,6 +4,8 @@
 package retry_test
 
 import (
+	"os"
+	"strconv"
 	"testing"
 	"testing/synctest"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otlphttpretry/otlphttpretry/internal/scenario"
+	"github.com/otlphttpretry/otlphttpretry/retry"
 )
 
 // longCell is the matrix's cell of that name with three times its load
@@ -180,4 +183,52 @@ func firstRefusedStarts(t *testing.T) []firstStart {
 		out = append(out, st)
 	}
 	return out
+}
+
+// TestShedStarts runs the shedding cell (half of the requests answered 503,
+// no Retry-After) over SHED_SEEDS seeds (200 unless set) with the default
+// tuning and with answerCap off (the tenth step's law: the outage's probe
+// interval growing to backoff::max_interval, 30 s, after 502, 503 and 504
+// answers too), and stores every seed's figures in the file SHED_JSON
+// names, for docs/benchmarks.md:
+//
+//	SHED_SEEDS=200 SHED_JSON=docs/shed-starts-model.json go test -run TestShedStarts ./retry/
+//
+// A start whose first request is refused, before anything was accepted,
+// takes the outage path; one probe speaks for the destination, and half of
+// the probes are refused. It asserts nothing, and runs only when SHED_JSON
+// is set.
+func TestShedStarts(t *testing.T) {
+	path := os.Getenv("SHED_JSON")
+	if path == "" {
+		t.Skip("set SHED_JSON to run")
+	}
+	n := 200
+	if v, err := strconv.Atoi(os.Getenv("SHED_SEEDS")); err == nil && v > 0 {
+		n = v
+	}
+	c, ok := scenario.CellByName("shed-50%/none/10rps/200")
+	require.True(t, ok)
+	stored := struct {
+		scenario.Provenance
+		Runs []map[string]any `json:"runs"`
+	}{Provenance: scenario.NewProvenance([]string{"SHED_SEEDS=" + strconv.Itoa(n), "SHED_JSON=" + path, "go", "test", "-run", "TestShedStarts", "./retry/"})}
+	for _, v := range []pacerVariant{{"default", nil, false}, {"answerCap=0", map[string]float64{"answerCap": 0}, false}} {
+		restore, err := retry.SetTuning(v.set)
+		require.NoError(t, err)
+		for seed := range uint64(n) { //nolint:gosec // G115: n is small
+			f := simulateCell(t, newCellModel(c), seed)
+			run := map[string]any{
+				"scenario": c.Name, "exporter": string(scenario.Ours), "variant": v.name, "run": seed,
+				"requests": f.Requests, "refused_share": share(f.Refused, f.Requests), "lost": f.Lost, "late": f.Late,
+			}
+			if f.DeliverySeconds != nil {
+				run["delivery_seconds"] = *f.DeliverySeconds
+			}
+			stored.Runs = append(stored.Runs, run)
+		}
+		restore()
+	}
+	stored.Finish()
+	writeStoredRun(t, path, stored)
 }

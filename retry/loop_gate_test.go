@@ -83,7 +83,7 @@ func TestLoopGateConcurrentPayloads(t *testing.T) {
 		{name: "unauthorized: probe accepted", answers: []retry.Response{resp(401)}, hold: retry.HoldUnauthorized, windows: []time.Duration{20 * time.Second}},
 		{name: "unauthorized: probes refused twice", answers: times(3, resp(401)), hold: retry.HoldUnauthorized, windows: repeatDur(3, 20*time.Second)},
 		{name: "outage: probe succeeds", answers: []retry.Response{resp(503)}, hold: retry.HoldOutage, windows: []time.Duration{time.Second}},
-		{name: "outage: probes fail, the interval grows", answers: times(4, resp(503)), hold: retry.HoldOutage, windows: []time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}},
+		{name: "outage: probes fail, the interval grows", answers: times(4, resp(503)), hold: retry.HoldOutage, windows: []time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -385,11 +385,11 @@ func TestLoopRun(t *testing.T) {
 			},
 		},
 		{
-			name:         "a destination that is down holds the payload at the gate: one probe per backoff interval, nothing dropped",
+			name:         "a destination that is down holds the payload at the gate: one probe per backoff interval, at most retry_after::default to a backend that answers 503, nothing dropped",
 			responses:    concat(times(7, resp(503)), []retry.Response{resp(200)}),
 			wantKind:     retry.Delivered,
 			wantAttempts: 8,
-			wantWaits:    []time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 30 * time.Second, 30 * time.Second},
+			wantWaits:    []time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second, 5 * time.Second, 5 * time.Second, 5 * time.Second},
 			wantOutcomes: append(repeatStr(7, "retryable"), "success"),
 			check: func(t *testing.T, h *harness, _ retry.Outcome) {
 				for i, e := range h.events.of(retry.EventAttempt)[:7] {

@@ -379,13 +379,18 @@ func (p Policy) failed(s payloadState, d Decision, a attemptFacts) (payloadState
 		return s, d
 	}
 	// The probe interval grows along the backoff schedule while the
-	// outage lasts.
+	// outage lasts; to a backend that answers 502, 503 or 504 it grows to
+	// retry_after::default at most (Policy.failed, answerCap).
 	n := 1
 	if a.Held == HoldOutage {
 		n = a.HoldFailures + 1
 	}
 	d.Hold, d.Next, d.Path = HoldOutage, NextGate, PathOutage
-	d.Delay = p.floorDelay(n) + scaleJitter(p.Backoff.Jitter, a.Random)
+	d.Delay = p.floorDelay(n)
+	if tuning.answerCap && a.Response.Status != 0 && backendAnswer(a.Response.Status) {
+		d.Delay = min(d.Delay, max(p.RetryAfter.Default, minWait))
+	}
+	d.Delay += scaleJitter(p.Backoff.Jitter, a.Random)
 	d.Until = a.Now.Add(d.Delay)
 	return s, d
 }

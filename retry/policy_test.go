@@ -127,12 +127,29 @@ func TestDecide(t *testing.T) {
 			want: want{next: retry.NextGate, path: retry.PathOutage, hold: retry.HoldOutage, delay: time.Second},
 		},
 		{
-			name: "the outage's fourth failed probe: the gate holds 8 s", attempt: func() retry.Attempt {
-				a := attempt(resp(503))
+			name: "the outage's fourth failed probe, a refused connection: the gate holds 8 s", attempt: func() retry.Attempt {
+				a := attempt(transportErr(refused))
 				a.Held, a.HoldFailures = retry.HoldOutage, 3
 				return a
 			}(),
 			want: want{next: retry.NextGate, path: retry.PathOutage, hold: retry.HoldOutage, delay: 8 * time.Second},
+		},
+		{
+			name: "the outage's fourth failed probe, a 503: the gate holds retry_after::default (5 s), the backend answers", attempt: func() retry.Attempt {
+				a := attempt(resp(503))
+				a.Held, a.HoldFailures = retry.HoldOutage, 3
+				return a
+			}(),
+			want: want{next: retry.NextGate, path: retry.PathOutage, hold: retry.HoldOutage, delay: 5 * time.Second},
+		},
+		{
+			name: "the outage's fourth failed probe, a 502, retry_after::default 20 s: 8 s, the backoff", attempt: func() retry.Attempt {
+				a := attempt(resp(502))
+				a.Held, a.HoldFailures = retry.HoldOutage, 3
+				return a
+			}(),
+			policy: func(p *retry.Policy) { p.RetryAfter.Default = 20 * time.Second },
+			want:   want{next: retry.NextGate, path: retry.PathOutage, hold: retry.HoldOutage, delay: 8 * time.Second},
 		},
 		{
 			name: "503 after outage::max_duration: dropped", attempt: attempt(resp(503)),

@@ -196,8 +196,10 @@ type pacerTuning struct {
 	// the rule's first form) ends every hold of retry_after::default
 	// that spans a multiple just after it; a fleet behind one limit then
 	// probes together, and stays together.
-	windowHolds       bool
-	windowProbes      bool
+	windowHolds  bool
+	windowProbes bool
+	// answerCap: see Policy.failed.
+	answerCap         bool
 	windowClosed      time.Duration
 	windowLastRefusal time.Duration
 	windowSlack       time.Duration
@@ -239,6 +241,7 @@ var defaultTuning = pacerTuning{
 	backgroundStreak:     2,
 	strayShare:           0.25,
 	windowHolds:          true,
+	answerCap:            true,
 	windowClosed:         2 * time.Second,
 	windowLastRefusal:    3 * time.Second / 2,
 	windowSlack:          time.Second,

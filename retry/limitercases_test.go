@@ -216,7 +216,7 @@ func TestShedStarts(t *testing.T) {
 	for _, v := range []pacerVariant{{"default", nil, false}, {"answerCap=0", map[string]float64{"answerCap": 0}, false}} {
 		restore, err := retry.SetTuning(v.set)
 		require.NoError(t, err)
-		for seed := range uint64(n) { //nolint:gosec // G115: n is small
+		for seed := range uint64(n) {
 			f := simulateCell(t, newCellModel(c), seed)
 			run := map[string]any{
 				"scenario": c.Name, "exporter": string(scenario.Ours), "variant": v.name, "run": seed,

@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/otlphttpretry/otlphttpretry/internal/metadatatest"
+	"github.com/otlphttpretry/otlphttpretry/retry"
 	"github.com/otlphttpretry/otlphttpretry/retry/retrytest"
 )
 
@@ -345,4 +346,18 @@ func TestLogMaskedKeysTellPayloadsApart(t *testing.T) {
 	// top 32 bits of its millisecond timestamp, the same for every key minted
 	// within ~65 s.
 	assert.NotEqual(t, m1, m2, "payloads %s and %s are indistinguishable in the logs", k1, k2)
+}
+
+// TestLogDefaultedSources: the decision line's defaulted is true for the
+// waits that are the exporter's own (retry_after::default, the first bare
+// hold, a fixed window's hold until the next multiple of 10 s), false for
+// the server's (a Retry-After, capped or not, and its "retry now" floor).
+func TestLogDefaultedSources(t *testing.T) {
+	want := map[retry.DelaySource]bool{
+		retry.SourceNone: false, retry.SourceHeader: false, retry.SourceCapped: false, retry.SourceFloor: false,
+		retry.SourceDefault: true, retry.SourceFirst: true, retry.SourceWindow: true,
+	}
+	for s, w := range want {
+		assert.Equal(t, w, defaulted(s), "source %s", s)
+	}
 }

@@ -396,7 +396,7 @@ func (t *telemetry) attempt(ctx context.Context, e retry.Event) {
 	}
 	if ra := e.RetryAfter; ra != nil {
 		fields = append(fields, zap.String("retry_after", parseResult(*ra)), zap.Duration("retry_after_parsed", ra.Delay),
-			zap.Bool("defaulted", e.Source == retry.SourceDefault || e.Source == retry.SourceFirst), zap.Bool("capped", ra.Capped))
+			zap.Bool("defaulted", defaulted(e.Source)), zap.Bool("capped", ra.Capped))
 	}
 	if e.Path != retry.PathNone {
 		fields = append(fields, zap.String("path", e.Path.String()), zap.Duration("delay", e.Delay))
@@ -477,4 +477,11 @@ func maskKeyFromContext(ctx context.Context) string {
 		return k
 	}
 	return ""
+}
+
+// defaulted says whether a rate-limit wait from source is the exporter's
+// own rather than the server's: retry_after::default, the first bare hold,
+// and a fixed window's hold until the next multiple of 10 s.
+func defaulted(source retry.DelaySource) bool {
+	return source == retry.SourceDefault || source == retry.SourceFirst || source == retry.SourceWindow
 }

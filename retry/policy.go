@@ -379,8 +379,10 @@ func (p Policy) failed(s payloadState, d Decision, a attemptFacts) (payloadState
 		return s, d
 	}
 	// The probe interval grows along the backoff schedule while the
-	// outage lasts; to a backend that answers 502, 503 or 504 it grows to
-	// retry_after::default at most (Policy.failed, answerCap).
+	// outage lasts; after a 502, 503 or 504 it grows to
+	// retry_after::default at most (answerCap): the backend answers, and
+	// one that sheds a share of its requests refuses that share of the
+	// probes too.
 	n := 1
 	if a.Held == HoldOutage {
 		n = a.HoldFailures + 1

@@ -273,7 +273,7 @@ func (t *telemetry) holdStarted(e retry.Event) {
 	case retry.HoldOutage:
 		err := errOrUnknown(e.Response.Err)
 		t.set.Logger.Warn("Holding: the destination is failing and nothing it was sent succeeds; "+
-			"every payload waits, one probe request goes out per backoff interval, and nothing is dropped for it",
+			"every payload waits, one probe request goes out per backoff interval (at most retry_after::default while it answers 502, 503 or 504), and nothing is dropped for it",
 			zap.String("endpoint", t.endpoint), zap.String("reason", e.Reason), zap.Duration("next_probe_in", e.Delay),
 			zap.String("error", err.Error()))
 		t.report(componentstatus.NewRecoverableErrorEvent(fmt.Errorf("destination %s is failing; holding all payloads and probing: %w", t.endpoint, err)))

@@ -196,13 +196,21 @@ type pacerTuning struct {
 	// the rule's first form) ends every hold of retry_after::default
 	// that spans a multiple just after it; a fleet behind one limit then
 	// probes together, and stays together.
-	windowHolds  bool
-	windowProbes bool
-	// answerCap: see Policy.failed.
-	answerCap         bool
+	windowHolds       bool
+	windowProbes      bool
 	windowClosed      time.Duration
 	windowLastRefusal time.Duration
 	windowSlack       time.Duration
+
+	// After a 502, 503 or 504 while nothing succeeds (an outage):
+	//
+	// answerCap: the outage's probe interval grows along the backoff
+	// schedule to retry_after::default at most (Policy.failed): the
+	// backend answers, and one that sheds a share of its requests refuses
+	// that share of the probes too. False (a variant only: the tenth
+	// step's law): to backoff::max_interval, as after a refused
+	// connection.
+	answerCap bool
 	// backgroundStreak: a bare 429 that is the backgroundStreak-th or a
 	// later one in a row (rateState.Streak) does not count towards the
 	// background share. A window that ran out, or an emptied bucket,
@@ -241,10 +249,10 @@ var defaultTuning = pacerTuning{
 	backgroundStreak:     2,
 	strayShare:           0.25,
 	windowHolds:          true,
-	answerCap:            true,
 	windowClosed:         2 * time.Second,
 	windowLastRefusal:    3 * time.Second / 2,
 	windowSlack:          time.Second,
+	answerCap:            true,
 }
 
 // tuning is the tuning the pacers run with: defaultTuning, but for the

@@ -71,6 +71,22 @@ func TestRateTransitions(t *testing.T) {
 		})
 	}
 	windowRefusal := func(s retry.RateState) retry.RateState { r := bareRefusal(3); r.Recent = 1200; return s.Refused(r) }
+	// row is paced(0) after three bare 429s in a row, the first at start,
+	// the last at last (seconds after t0, a multiple of 10 s), with
+	// Windowed as given; sentAt accepts a request of 100 items sent at sent
+	// (answered 10 ms later); rowEnded is the state such an acceptance
+	// leaves, with Windowed as given.
+	row := func(start, last float64, windowed bool) retry.RateState {
+		return with(inRow(paced(0), 3, last), func(s *retry.RateState) { s.StreakStart, s.Windowed = sec(start), windowed })
+	}
+	sentAt := func(sent float64) func(retry.RateState) retry.RateState {
+		return func(s retry.RateState) retry.RateState { return s.Accepted(sec(sent+0.01), sec(sent), 100) }
+	}
+	rowEnded := func(start, last float64, windowed bool) retry.RateState {
+		return with(paced(100), func(s *retry.RateState) {
+			s.Answered, s.LastRefusal, s.StreakStart, s.Windowed = 1, sec(last), sec(start), windowed
+		})
+	}
 	tests := []struct {
 		name  string
 		from  retry.RateState
@@ -181,37 +197,33 @@ func TestRateTransitions(t *testing.T) {
 		},
 		{
 			name:  "a row of bare 429s from 7 s to 9 s ended by a request sent 0.3 s after a multiple of 10 s: a fixed window that reset there",
-			from:  with(inRow(paced(0), 3, 9), func(s *retry.RateState) { s.StreakStart = sec(7) }),
-			event: func(s retry.RateState) retry.RateState { return s.Accepted(sec(10.31), sec(10.3), 100) },
-			want: with(paced(100), func(s *retry.RateState) {
-				s.Answered, s.LastRefusal, s.StreakStart, s.Windowed = 1, sec(9), sec(7), true
-			}),
+			from:  row(7, 9, false),
+			event: sentAt(10.3),
+			want:  rowEnded(7, 9, true),
 		},
 		{
 			name:  "such a row ended by a request sent 1.5 s after the multiple: no window (forgotten)",
-			from:  with(inRow(paced(0), 3, 9), func(s *retry.RateState) { s.StreakStart, s.Windowed = sec(7), true }),
-			event: func(s retry.RateState) retry.RateState { return s.Accepted(sec(11.51), sec(11.5), 100) },
-			want:  with(paced(100), func(s *retry.RateState) { s.Answered, s.LastRefusal, s.StreakStart = 1, sec(9), sec(7) }),
+			from:  row(7, 9, true),
+			event: sentAt(11.5),
+			want:  rowEnded(7, 9, false),
 		},
 		{
 			name:  "a row that began 1 s before the multiple (a 1 s window, a bucket): no window",
-			from:  with(inRow(paced(0), 3, 9.5), func(s *retry.RateState) { s.StreakStart, s.Windowed = sec(9), true }),
-			event: func(s retry.RateState) retry.RateState { return s.Accepted(sec(10.31), sec(10.3), 100) },
-			want:  with(paced(100), func(s *retry.RateState) { s.Answered, s.LastRefusal, s.StreakStart = 1, sec(9.5), sec(9) }),
+			from:  row(9, 9.5, true),
+			event: sentAt(10.3),
+			want:  rowEnded(9, 9.5, false),
 		},
 		{
 			name:  "a row whose last refusal came 1.5 s before the multiple: a window",
-			from:  with(inRow(paced(0), 3, 8.5), func(s *retry.RateState) { s.StreakStart = sec(5) }),
-			event: func(s retry.RateState) retry.RateState { return s.Accepted(sec(10.31), sec(10.3), 100) },
-			want: with(paced(100), func(s *retry.RateState) {
-				s.Answered, s.LastRefusal, s.StreakStart, s.Windowed = 1, sec(8.5), sec(5), true
-			}),
+			from:  row(5, 8.5, false),
+			event: sentAt(10.3),
+			want:  rowEnded(5, 8.5, true),
 		},
 		{
 			name:  "a row whose last refusal came 2 s before the multiple (the reset may have come any time since): no window",
-			from:  with(inRow(paced(0), 3, 8), func(s *retry.RateState) { s.StreakStart, s.Windowed = sec(5), true }),
-			event: func(s retry.RateState) retry.RateState { return s.Accepted(sec(10.31), sec(10.3), 100) },
-			want:  with(paced(100), func(s *retry.RateState) { s.Answered, s.LastRefusal, s.StreakStart = 1, sec(8), sec(5) }),
+			from:  row(5, 8, true),
+			event: sentAt(10.3),
+			want:  rowEnded(5, 8, false),
 		},
 		{
 			name:  "one bare 429, then accepted: what the window says is kept",

@@ -99,7 +99,11 @@ func newExporter(cfg *Config, set exporter.Settings, sig signal, clock retry.Clo
 		// With a persistent queue, the gate goes on holding as the last
 		// process's did (holds.go, in start).
 		gate, release := gates.Get(partitionGateKey(base, partition), clock)
-		return retry.NewLoop(policy, clock, gate, e.tel.observe), release
+		loop := retry.NewLoop(policy, clock, gate, e.tel.observe)
+		if persistent {
+			loop.KeepInterrupted()
+		}
+		return loop, release
 	}, limit)
 	e.loop = e.loops.get("")
 	return e, nil

@@ -13,9 +13,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
 
+	"github.com/otlphttpretry/otlphttpretry/internal/metadata"
 	"github.com/otlphttpretry/otlphttpretry/retry"
 	"github.com/otlphttpretry/otlphttpretry/retry/retrytest"
 )
@@ -199,4 +201,46 @@ func TestPaceKeptAcrossRestartWithFileStorage(t *testing.T) {
 	waitRequests(t, srv, 13)
 	require.NoError(t, exp2.Shutdown(ctx))
 	stopStorage2()
+}
+
+// With a persistent queue, a payload that reaches the loop after it
+// stopped (a queue consumer takes it up between the exporter's stop and the
+// queue's own) is attempted only when the learned pace lets it leave at
+// once: the others stay in the queue for the next process, unsent. With a
+// queue in memory each gets its attempt, its last chance.
+func TestShutdownDrainKeepsThePaceWithPersistentQueue(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		persistent bool
+		want       int
+	}{
+		{name: "persistent queue: one now, one kept", persistent: true, want: 1},
+		{name: "memory queue: both attempted", persistent: false, want: 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := createDefaultConfig().(*Config)
+			// A URL of its own: the gate and pacer are shared per URL.
+			cfg.ClientConfig.Endpoint = "http://127.0.0.1:9/drain-" + strconv.FormatBool(tt.persistent)
+			if tt.persistent {
+				id := persistStorageID
+				cfg.QueueConfig.Get().StorageID = &id
+			}
+			e, err := newExporter(cfg, exportertest.NewNopSettings(metadata.Type), tracesSignal, retrytest.NewAutoClock(start))
+			require.NoError(t, err)
+			defer func() { _ = e.shutdown(context.Background()) }()
+			require.True(t, e.loop.Pacer().Restore(retry.KeptPace{At: start, Mode: "paced", Ceiling: 1, Since: start, ItemsPerRequest: 1}))
+			e.loop.Stop()
+
+			sent := 0
+			send := func(context.Context, int) retry.Response { sent++; return retry.Response{Status: http.StatusOK} }
+			first := e.loop.RunItems(context.Background(), 1, send)
+			second := e.loop.RunItems(context.Background(), 1, send)
+			assert.Equal(t, retry.Delivered, first.Kind)
+			assert.Equal(t, tt.want, sent, "attempts after the stop, at one request a second")
+			if tt.persistent {
+				assert.Equal(t, retry.Interrupted, second.Kind)
+				assert.True(t, second.Shutdown, "kept in the queue as a shutdown's")
+			}
+		})
+	}
 }

@@ -43,6 +43,9 @@ type Loop struct {
 	stopCtx  context.Context
 	stop     context.CancelFunc
 	drainBad atomic.Bool // an attempt after Stop failed retryably
+	// drainAtPace: after Stop, a payload is attempted only when the pacer
+	// lets it leave at once (KeepInterrupted).
+	drainAtPace bool
 }
 
 // NewLoop builds a loop that waits on clock, shares gate with every sender
@@ -58,6 +61,18 @@ func NewLoop(policy Policy, clock Clock, gate *Gate, observe Observer) *Loop {
 	}
 	return l
 }
+
+// KeepInterrupted tells the loop that a payload it returns Interrupted is
+// kept (a persistent queue) and sent by the next process. After Stop, a
+// payload then gets its one attempt only when the pacer lets it leave at
+// once: at the pace, within a concurrency limit and the RateLimit quota.
+// Attempted at once, the payloads the queue's consumers take up between
+// Stop and the queue's own shutdown met the limit the pacer had learned
+// together (a restart behind a bare-429 GCRA: three refused at once), and
+// a refused one is kept anyway. With a queue in memory an interrupted
+// payload is lost, and its attempt is its last chance: it is not held back.
+// Call it before the loop runs.
+func (l *Loop) KeepInterrupted() { l.drainAtPace = true }
 
 // Pacer returns the destination's pacer (nil when pacing is off).
 func (l *Loop) Pacer() *Pacer { return l.pacer }
@@ -326,7 +341,11 @@ func (l *Loop) drain(ctx context.Context, items int, send SendFunc) Outcome {
 	if reason, _ := l.gate.State(); reason != HoldNone || l.drainBad.Load() {
 		return l.interrupted(ctx, 0, Response{}, errors.New("exporter shutting down; the destination is failing or held, so no attempt was made"))
 	}
-	s, d := l.attempt(ctx, payloadState{}, Pass{Successes: l.gate.successCount()}, 0, items, send)
+	inFlight, now := l.drainSlot(items)
+	if !now {
+		return l.interrupted(ctx, 0, Response{}, errors.New("exporter shutting down; the destination is paced and this payload's turn is not now, so no attempt was made"))
+	}
+	s, d := l.attempt(ctx, payloadState{}, Pass{Successes: l.gate.successCount()}, inFlight, items, send)
 	switch d.Next {
 	case NextDeliver:
 		return Outcome{Kind: Delivered, Attempts: s.Attempts, Last: d.response}
@@ -334,6 +353,25 @@ func (l *Loop) drain(ctx context.Context, items int, send SendFunc) Outcome {
 		return Outcome{Kind: Dropped, Reason: d.Drop, Attempts: s.Attempts, Last: d.response, Err: d.response.Err}
 	}
 	return l.afterStop(ctx, s.Attempts, d.response)
+}
+
+// drainSlot is the pacer's slot for a payload of items items drained after
+// Stop, which never waits: whether it may leave now (always, unless
+// KeepInterrupted), and the requests in flight as it leaves, as acquire
+// returns them.
+func (l *Loop) drainSlot(items int) (inFlight int, now bool) {
+	if l.pacer == nil || !l.drainAtPace {
+		return 0, true
+	}
+	at := l.clock.Now()
+	if slot := l.pacer.reserve(at, items); slot.At.After(at) {
+		return 0, false
+	}
+	slot := l.pacer.depart(at)
+	if slot.At.After(at) {
+		return 0, false
+	}
+	return slot.InFlight, true
 }
 
 // hasRateLimitHeader reports whether h has any header ParseRateLimit reads,

@@ -767,6 +767,52 @@ func TestLoopDrainAfterStop(t *testing.T) {
 	}
 }
 
+// TestLoopDrainAtPace: after Stop, a loop whose interrupted payloads are
+// kept (KeepInterrupted: a persistent queue) attempts a payload only when
+// the pacer lets it leave at once; the others are interrupted unsent, for
+// the next process. Without it (a queue in memory), or with nothing
+// learned, every payload gets its one attempt at once.
+func TestLoopDrainAtPace(t *testing.T) {
+	paced := retry.KeptPace{At: t0, Mode: "paced", Ceiling: 1, Since: t0, ItemsPerRequest: 1}
+	tests := []struct {
+		name     string
+		keep     bool
+		pace     retry.KeptPace
+		wantSent int
+	}{
+		{name: "kept, paced at one a second: one now, the others kept unsent", keep: true, pace: paced, wantSent: 1},
+		{name: "in memory, paced: every payload attempted", keep: false, pace: paced, wantSent: 3},
+		{name: "kept, nothing learned: every payload attempted", keep: true, wantSent: 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			policy := defaultPolicy()
+			policy.Pacing = retry.NewDefaultPacingConfig()
+			h := newHarness(retrytest.NewAutoClock(t0), policy, 0)
+			if tt.pace.Mode != "" {
+				require.True(t, h.loop.Pacer().Restore(tt.pace))
+			}
+			if tt.keep {
+				h.loop.KeepInterrupted()
+			}
+			h.loop.Stop()
+
+			s := newScript(resp(200))
+			var kinds []retry.OutcomeKind
+			for range 3 {
+				out := h.loop.Run(context.Background(), s.send)
+				kinds = append(kinds, out.Kind)
+				if out.Kind == retry.Interrupted {
+					assert.Zero(t, out.Attempts)
+					assert.True(t, out.Shutdown, "interrupted by the shutdown: a persistent queue keeps it")
+				}
+			}
+			assert.Equal(t, tt.wantSent, s.calls(), "requests sent after Stop: %v", kinds)
+			assert.Equal(t, t0, h.clock.Now(), "nothing waits after Stop")
+		})
+	}
+}
+
 // TestLoopStopWhileAttemptInFlight: Stop does not cut an attempt short, and
 // its outcome decides whether later payloads still get their drain attempt.
 func TestLoopStopWhileAttemptInFlight(t *testing.T) {

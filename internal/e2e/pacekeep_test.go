@@ -101,7 +101,12 @@ func restartPaced(t *testing.T, how string) (before, after int) {
 			left, load.Batches, accepted, 2*paceFirstRequests)
 	}
 
+	// What the first process sent from the stop on (the signal, or the
+	// kill) until it exited.
+	atStop := between(first, stopped, time.Time{})
+
 	// The new process sends what the first left queued.
+	restarted := time.Now()
 	h.start(ctx)
 	recs, ok := h.waitRecords(ctx, 90*time.Second, allAccepted(load.SpanIDs))
 	d := checkDelivery(load.SpanIDs, recs)
@@ -115,15 +120,17 @@ func restartPaced(t *testing.T, how string) (before, after int) {
 	if sum.DuplicateKeysAccepted != 0 && how != "kill-9" || sum.KeysWithChangedBody != 0 || sum.MissingKeys != 0 {
 		t.Errorf("%s: keys: %d accepted twice, %d with changed bytes, %d requests without a key (%d bodies cut off by a stop, left out)", how, sum.DuplicateKeysAccepted, sum.KeysWithChangedBody, sum.MissingKeys, sum.TruncatedBodies)
 	}
-	second := between(recs, stopped, time.Time{})
+	second := between(recs, restarted, time.Time{})
 	after = refusedOfFirst(second, paceFirstRequests)
 	resumed := h.Collector.LogLines(func(l string) bool { return strings.Contains(l, "Pacing, as before the restart") })
-	t.Logf("%s: first process: %d requests, %d accepted; new process: %d requests until every span was delivered (%s)",
-		how, len(first), accepted, len(second), statusLine(firstN(second, paceFirstRequests)))
+	t.Logf("%s: first process: %d requests, %d accepted, %d from the stop on (%s); new process: %d requests until every span was delivered (%s)",
+		how, len(first), accepted, len(atStop), statusLine(atStop), len(second), statusLine(firstN(second, paceFirstRequests)))
 	recordRun(t, "PACEKEEP_OUT", []string{"TestPaceKeptAcrossRestart"}, "restart-paced/"+how, map[string]any{
 		"first_requests":          paceFirstRequests,
 		"refused_first_process":   before,
 		"refused_new_process":     after,
+		"sent_at_stop":            len(atStop),
+		"refused_at_stop":         countStatus(atStop, http.StatusTooManyRequests),
 		"queued_at_stop":          load.Batches - accepted,
 		"new_process_requests":    len(second),
 		"new_process_refused":     countStatus(second, http.StatusTooManyRequests),

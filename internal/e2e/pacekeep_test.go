@@ -33,9 +33,9 @@ const (
 	// paceMaxRefusedAfter is the most of the new process's first
 	// paceFirstRequests requests the limiter may refuse: it resumes the
 	// pace the old process learned. In the stored runs
-	// (docs/pace-restart-e2e.json, 5 of each) it refused 1 after SIGTERM
-	// (the pace written at shutdown has grown to the limit) and 0 after
-	// kill -9 (the pace written at the last cut); a build that does not
+	// (docs/pace-restart-e2e.json, 5 of each) it refused at most 1 after
+	// SIGTERM (the pace written at shutdown has grown to the limit) and 0
+	// after kill -9 (the pace written at the last cut); a build that does not
 	// keep the pace meets the limit with its queue consumers at once and
 	// learns it anew: 3 to 22 (docs/pace-restart-e2e-before.json).
 	paceMaxRefusedAfter = 2

@@ -18,7 +18,8 @@
 //     NewDefaultUnauthorizedConfig, NewDefaultOutageConfig,
 //     NewDefaultPacingConfig); status overrides map a code to an Action.
 //
-//   - Run: NewLoop and Loop (RunItems, Stop, Waiting, Gate, Pacer), with a
+//   - Run: NewLoop and Loop (RunItems, Stop, KeepInterrupted, Waiting, Gate,
+//     Pacer), with a
 //     SendFunc that returns a Response for each attempt (ConfigError for one
 //     that cannot leave the process), and an Outcome (OutcomeKind,
 //     DropReason) for each payload.

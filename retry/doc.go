@@ -19,10 +19,9 @@
 //     NewDefaultPacingConfig); status overrides map a code to an Action.
 //
 //   - Run: NewLoop and Loop (RunItems, Stop, KeepInterrupted, Waiting, Gate,
-//     Pacer), with a
-//     SendFunc that returns a Response for each attempt (ConfigError for one
-//     that cannot leave the process), and an Outcome (OutcomeKind,
-//     DropReason) for each payload.
+//     Pacer), with a SendFunc that returns a Response for each attempt
+//     (ConfigError for one that cannot leave the process), and an Outcome
+//     (OutcomeKind, DropReason) for each payload.
 //
 //   - Share a destination: Gates (Get) holds one Gate (open, holding,
 //     probing; its State says why and for how long) and one Pacer (Rate,

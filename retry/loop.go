@@ -79,7 +79,8 @@ func (l *Loop) Pacer() *Pacer { return l.pacer }
 
 // Stop ends every wait at once; payloads waiting come back Interrupted.
 // After Stop, each payload gets at most one attempt, and none once an
-// attempt has failed retryably or while the gate holds.
+// attempt has failed retryably, while the gate holds, or (KeepInterrupted)
+// when the pacer would not let it leave at once.
 func (l *Loop) Stop() { l.stop() }
 
 // Waiting returns how many payloads are waiting for a retry right now.

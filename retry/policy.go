@@ -389,7 +389,7 @@ func (p Policy) failed(s payloadState, d Decision, a attemptFacts) (payloadState
 	}
 	d.Hold, d.Next, d.Path = HoldOutage, NextGate, PathOutage
 	d.Delay = p.floorDelay(n)
-	if tuning.answerCap && a.Response.Status != 0 && backendAnswer(a.Response.Status) {
+	if tuning.answerCap && backendAnswer(a.Response.Status) {
 		d.Delay = min(d.Delay, max(p.RetryAfter.Default, minWait))
 	}
 	d.Delay += scaleJitter(p.Backoff.Jitter, a.Random)

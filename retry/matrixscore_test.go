@@ -4,7 +4,6 @@
 package retry_test
 
 import (
-	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -141,42 +140,14 @@ func scoreCells() []scenario.Cell {
 	return filterCells(matrixCells(os.Getenv("SCORE_EXTRA") != ""), os.Getenv("SCORE_CELLS"))
 }
 
-// matrixCells are the matrix's cells and, with extra, eight more that bound
-// the space further and the long cells (scenario.LongCells: the limited
-// cells without a hint, three times as long).
+// matrixCells are the matrix's cells and, with extra, the extra cells
+// that bound the space further (scenario.ExtraCells) and the long cells
+// (scenario.LongCells: the limited cells without a hint, three times as
+// long).
 func matrixCells(extra bool) []scenario.Cell {
 	cells := scenario.MatrixCells()
 	if extra {
-		mk := func(kind limiter.Kind, hint limiter.Hint, rps float64, batch int, d time.Duration) scenario.Cell {
-			s := limiter.Spec{Kind: kind, Hint: hint, Seed: 1}
-			c := scenario.Cell{Batch: batch, Offered: 2 * rps, For: d, Timeout: 45 * time.Second}
-			switch kind {
-			case limiter.TokenItems:
-				s.Rate, s.Burst = rps*float64(batch), rps*float64(batch)
-			case limiter.GCRA:
-				s.Rate, s.Burst = rps, math.Max(2, math.Round(rps/5))
-			}
-			c.Limiter = s
-			c.Name = "x-" + string(kind) + "/" + string(hint) + "/" + strconv.FormatFloat(rps, 'g', -1, 64) + "rps/" + strconv.Itoa(batch)
-			return c
-		}
-		win := func(kind limiter.Kind, hint limiter.Hint, w time.Duration, rps float64, batch int, d time.Duration) scenario.Cell {
-			c := scenario.Cell{Batch: batch, Offered: 2 * rps, For: d, Timeout: 45 * time.Second}
-			c.Limiter = limiter.Spec{Kind: kind, Hint: hint, Limit: int(math.Round(rps * w.Seconds())), Window: w, Seed: 1}
-			c.Name = "x-" + string(kind) + "-" + w.String() + "/" + string(hint) + "/" + strconv.FormatFloat(rps, 'g', -1, 64) + "rps/" + strconv.Itoa(batch)
-			return c
-		}
-		cells = append(cells,
-			mk(limiter.GCRA, limiter.HintNone, 10, 500, 6*time.Second),
-			mk(limiter.GCRA, limiter.HintNone, 5, 1000, 10*time.Second),
-			mk(limiter.GCRA, limiter.HintRetryAfter, 10, 500, 6*time.Second),
-			mk(limiter.TokenItems, limiter.HintRetryAfter, 4, 500, 20*time.Second),
-			mk(limiter.TokenItems, limiter.HintRateLimit, 4, 500, 20*time.Second),
-			mk(limiter.TokenItems, limiter.HintNone, 4, 500, 10*time.Second),
-			win(limiter.SlidingWindow, limiter.HintNone, time.Second, 10, 200, 6*time.Second),
-			win(limiter.FixedWindow, limiter.HintNone, time.Second, 50, 50, 6*time.Second),
-		)
-		cells = append(cells, scenario.LongCells()...)
+		cells = slices.Concat(cells, scenario.ExtraCells(), scenario.LongCells())
 	}
 	return cells
 }

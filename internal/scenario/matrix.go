@@ -8,6 +8,7 @@ import (
 	"compress/gzip"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -208,9 +209,38 @@ func LongCells() []Cell {
 	return out
 }
 
-// CellByName returns the cell of that name: the matrix's, or a long one.
+// extraPrefix names a cell of ExtraCells.
+const extraPrefix = "x-"
+
+// ExtraCells are eight cells between the matrix's corners that bound the
+// space further: a GCRA at 5 and 10 requests a second without a hint and
+// with Retry-After, the quota of issue 7 (a token bucket of 4 requests a
+// second of 500 spans, for 20 s) with each hint, a sliding window without
+// a hint, a 1 s fixed window at 50 requests a second. They are not in the
+// matrix (the scenario tool's time budget): the limiter model scores them
+// with it (retry's TestScore with SCORE_EXTRA), and a cell runs by its
+// name ("x-" and the cell's).
+func ExtraCells() []Cell {
+	x := func(c Cell) Cell {
+		c.Name = extraPrefix + c.Name
+		return c
+	}
+	return []Cell{
+		x(limited(limiter.GCRA, limiter.HintNone, 10, 500, 6*time.Second)),
+		x(limited(limiter.GCRA, limiter.HintNone, 5, 1000, 10*time.Second)),
+		x(limited(limiter.GCRA, limiter.HintRetryAfter, 10, 500, 6*time.Second)),
+		x(limited(limiter.TokenItems, limiter.HintRetryAfter, 4, 500, 20*time.Second)),
+		x(limited(limiter.TokenItems, limiter.HintRateLimit, 4, 500, 20*time.Second)),
+		x(limited(limiter.TokenItems, limiter.HintNone, 4, 500, 10*time.Second)),
+		x(windowed(limiter.SlidingWindow, limiter.HintNone, time.Second, 10, 200, 6*time.Second)),
+		x(windowed(limiter.FixedWindow, limiter.HintNone, time.Second, 50, 50, 6*time.Second)),
+	}
+}
+
+// CellByName returns the cell of that name: the matrix's, a long one, or
+// an extra one.
 func CellByName(name string) (Cell, bool) {
-	for _, c := range append(MatrixCells(), LongCells()...) {
+	for _, c := range slices.Concat(MatrixCells(), LongCells(), ExtraCells()) {
 		if c.Name == name {
 			return c, true
 		}

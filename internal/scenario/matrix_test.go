@@ -103,6 +103,33 @@ func TestLongCells(t *testing.T) {
 	assert.False(t, ok, "a cell with a hint has no long twin")
 }
 
+// TestExtraCells: the extra cells run by their names, are not in the
+// matrix, and each has a limit, offered twice.
+func TestExtraCells(t *testing.T) {
+	extra := ExtraCells()
+	require.Len(t, extra, 8)
+	inMatrix := map[string]bool{}
+	for _, c := range MatrixCells() {
+		inMatrix[c.Name] = true
+	}
+	for _, c := range extra {
+		assert.True(t, strings.HasPrefix(c.Name, "x-"), c.Name)
+		assert.False(t, inMatrix[c.Name], "%s in the matrix", c.Name)
+		assert.False(t, inMatrix[strings.TrimPrefix(c.Name, "x-")], "%s twins a matrix cell", c.Name)
+		assert.True(t, c.Limiter.Kind.HasQuota(), c.Name)
+		got, ok := CellByName(c.Name)
+		require.True(t, ok, c.Name)
+		assert.Equal(t, c, got)
+		s, err := DefaultParams().Build(c.Name)
+		require.NoError(t, err)
+		assert.Equal(t, c.Name, s.Name)
+	}
+	c, ok := CellByName("x-gcra/retry-after/10rps/500")
+	require.True(t, ok)
+	assert.Equal(t, limiter.Spec{Kind: limiter.GCRA, Hint: limiter.HintRetryAfter, Rate: 10, Burst: 2, Seed: 1}, c.Limiter)
+	assert.Equal(t, 20.0, c.Offered)
+}
+
 // TestBatchWireBytes: a batch's gzipped size grows with its spans, and is
 // what a bytes bucket's cell is scaled by.
 func TestBatchWireBytes(t *testing.T) {

@@ -152,6 +152,8 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 			t.windowHolds = v != 0
 		case "answerCap":
 			t.answerCap = v != 0
+		case "slowStartFromSend":
+			t.slowStartFromSend = v != 0
 		case "windowProbes":
 			t.windowProbes = v != 0
 		case "windowClosed":

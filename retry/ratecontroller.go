@@ -88,6 +88,15 @@ type pacerTuning struct {
 	// slowStartDoubling is how long the pace takes to double in a slow
 	// start.
 	slowStartDoubling time.Duration
+	// slowStartFromSend: the cut that ends a slow start is what the
+	// backend accepted over the time since the slow start's first slot
+	// (rateState.FirstSlot), not since it began. A slow start begun at a
+	// refusal whose Retry-After holds the destination sends nothing until
+	// the hold ends: measured from its beginning, the hold's silence
+	// counted as the backend's rate, and the cut fell to half of it
+	// (behind a GCRA whose 100 ms wait is sent as Retry-After: 1). False
+	// (a variant only: the eleventh step's law): since it began.
+	slowStartFromSend bool
 
 	// After a refusal without a hint:
 	//
@@ -228,6 +237,7 @@ var defaultTuning = pacerTuning{
 	paceProbe:            0.005,
 	paceMargin:           0.1,
 	slowStartDoubling:    time.Second,
+	slowStartFromSend:    true,
 	firstBareCut:         0.05,
 	bareMargin:           0.05,
 	regainRequests:       20,
@@ -290,6 +300,9 @@ type rateState struct {
 	// Since is when the pace's curve began: the last cut, or the slow
 	// start's beginning.
 	Since time.Time
+	// FirstSlot is the first slot booked since Since (zero until one
+	// is): when the first request of the curve left.
+	FirstSlot time.Time
 	// Next is when the next request may leave at the pace.
 	Next time.Time
 	// Epoch counts the cuts: a slot booked in another epoch is void.
@@ -519,6 +532,9 @@ func (s rateState) Reserve(now time.Time, items int) (rateState, time.Time, Pace
 	if s.Next.After(at) {
 		at, source = s.Next, PaceRate
 	}
+	if s.FirstSlot.IsZero() {
+		s.FirstSlot = at
+	}
 	s.Next = at.Add(interval(items, s.Rate(at)))
 	return s, at, source
 }
@@ -637,8 +653,9 @@ func (s rateState) background(now time.Time, refused bool) rateState {
 // paceMargin below what was accepted since that cut over the time since (a
 // token bucket is empty at both refusals, so that is its rate), and to at
 // most paceCut of the pace of the moment, which was too much; a slow
-// start's pace doubled away from what it had accepted, which is all there
-// is to go by, and is not cut further. A
+// start's pace doubled away from what it had accepted since its first
+// request left (slowStartFromSend), which is all there is to go by, and
+// is not cut further. A
 // request in flight with the one whose refusal made the last cut, and a
 // hold's probe (its refusal only says the hold goes on), cut nothing. The
 // ceiling is never below one request a second.
@@ -710,6 +727,9 @@ func (s rateState) Refused(r refusedAnswer) rateState {
 			return s.restart(r.At, max(ceiling, floor), rateSlowStart)
 		}
 	case rateSlowStart:
+		if tuning.slowStartFromSend && !s.FirstSlot.IsZero() {
+			elapsed = max(r.At.Sub(s.FirstSlot), minCutElapsed)
+		}
 		ceiling = min(float64(s.AcceptedRun)/elapsed.Seconds(), s.Rate(r.At))
 	default:
 		ceiling = min((1-tuning.paceMargin)*float64(s.AcceptedRun)/elapsed.Seconds(), tuning.paceCut*s.Rate(r.At))
@@ -860,6 +880,7 @@ func (s rateState) HoldEnded(now time.Time, items, failures int) rateState {
 func (s rateState) restart(now time.Time, ceiling float64, mode rateMode) rateState {
 	s.Mode, s.Ceiling = mode, ceiling
 	s.Since, s.Next, s.AcceptedRun, s.Answered, s.RefusedRun = now, now, 0, 0, 0
+	s.FirstSlot = time.Time{}
 	s.Bare, s.Plateau, s.Regain, s.Measured = false, 0, 0, false
 	s.Epoch++
 	return s

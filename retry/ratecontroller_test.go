@@ -285,6 +285,20 @@ func TestRateTransitions(t *testing.T) {
 			want:  retry.RateState{Mode: retry.RatePaced, Ceiling: 250, Since: sec(2), Next: sec(2), Epoch: 2, ItemsPerRequest: 100},
 		},
 		{
+			// A slow start begun at a refusal whose Retry-After held the
+			// destination for 1 s: its first request left at 1 s, and
+			// the 300 items accepted since then say 300 a second, where
+			// over the 2 s since it began they said 150.
+			name: "slow start, its first request 1 s after it began, refused: ended with what it accepted since that request",
+			from: func() retry.RateState { s := slowStart; s.AcceptedRun = 300; return s }(),
+			event: func(s retry.RateState) retry.RateState {
+				s, _, _ = s.Reserve(sec(1), 100)
+				s, _, _ = s.Reserve(sec(1), 100)
+				return s.Refused(refusal(2, 1.9))
+			},
+			want: retry.RateState{Mode: retry.RatePaced, Ceiling: 300, Since: sec(2), Next: sec(2), Epoch: 2, ItemsPerRequest: 100},
+		},
+		{
 			name: "slow start, its probe refused at once: ends it at one request a second",
 			from: slowStart,
 			event: func(s retry.RateState) retry.RateState {

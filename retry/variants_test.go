@@ -109,6 +109,10 @@ var pacerVariants = []pacerVariant{
 	{"windowClosed=3", map[string]float64{"windowClosed": 3}, true},
 	{"windowSlack=0.5", map[string]float64{"windowSlack": 0.5}, true},
 	{"windowSlack=2", map[string]float64{"windowSlack": 2}, true},
+	// The twelfth step's rule: the cut that ends a slow start measures what
+	// was accepted since its first request left (0: since it began, the
+	// eleventh step's law).
+	{"slowStartFromSend=0", map[string]float64{"slowStartFromSend": 0}, false},
 }
 
 // TestPacerVariants runs every variant of the pacer's tuning (pacerVariants)

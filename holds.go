@@ -85,6 +85,7 @@ type storedPace struct {
 	AcceptedRun        int     `json:"accepted_run,omitempty"`
 	Answered           int     `json:"answered,omitempty"`
 	RefusedRun         int     `json:"refused_run,omitempty"`
+	FirstSlot          int64   `json:"first_slot_unix_nano,omitempty"`
 	Concurrency        int     `json:"concurrency,omitempty"`
 	ConcurrencySince   int64   `json:"concurrency_since_unix_nano,omitempty"`
 }
@@ -114,7 +115,7 @@ func storedPaceOf(k retry.KeptPace) *storedPace {
 		Bare: k.Bare, Plateau: k.Plateau, Regain: int64(k.Regain), Measured: k.Measured,
 		BackgroundAnswered: k.BackgroundAnswered, BackgroundRefused: k.BackgroundRefused,
 		ItemsPerRequest: k.ItemsPerRequest, AcceptedRun: k.AcceptedRun, Answered: k.Answered, RefusedRun: k.RefusedRun,
-		Concurrency: k.Concurrency, ConcurrencySince: unixNano(k.ConcurrencySince)}
+		FirstSlot: unixNano(k.FirstSlot), Concurrency: k.Concurrency, ConcurrencySince: unixNano(k.ConcurrencySince)}
 }
 
 // kept is p as a pacer restores it.
@@ -123,7 +124,7 @@ func (p *storedPace) kept() retry.KeptPace {
 		Bare: p.Bare, Plateau: p.Plateau, Regain: time.Duration(p.Regain), Measured: p.Measured,
 		BackgroundAnswered: p.BackgroundAnswered, BackgroundRefused: p.BackgroundRefused,
 		ItemsPerRequest: p.ItemsPerRequest, AcceptedRun: p.AcceptedRun, Answered: p.Answered, RefusedRun: p.RefusedRun,
-		Concurrency: p.Concurrency, ConcurrencySince: fromUnixNano(p.ConcurrencySince)}
+		FirstSlot: fromUnixNano(p.FirstSlot), Concurrency: p.Concurrency, ConcurrencySince: fromUnixNano(p.ConcurrencySince)}
 }
 
 // stale reports whether nothing in h is worth keeping at now: its hold

@@ -41,7 +41,7 @@ func TestHoldStoreKeepsThePace(t *testing.T) {
 	clock := retrytest.NewClock(start)
 	pace := retry.KeptPace{At: start, Version: 2, Mode: "paced", Ceiling: 950, Since: start.Add(-time.Second), Bare: true, Plateau: 1000,
 		Regain: 2 * time.Second, Measured: true, BackgroundAnswered: 9.5, BackgroundRefused: 0.8, ItemsPerRequest: 100,
-		AcceptedRun: 300, Answered: 4, RefusedRun: 1, Concurrency: 3, ConcurrencySince: start.Add(-2 * time.Second)}
+		AcceptedRun: 300, Answered: 4, RefusedRun: 1, FirstSlot: start.Add(-500 * time.Millisecond), Concurrency: 3, ConcurrencySince: start.Add(-2 * time.Second)}
 	alone := retry.KeptPace{At: start, Version: 1, Mode: "slow_start", Ceiling: 10, Since: start, ItemsPerRequest: 10}
 
 	host1, stop1 := startFileStorage(t, dir)
@@ -73,8 +73,8 @@ func TestHoldStoreKeepsThePace(t *testing.T) {
 		got, found := r.restoredPace(key)
 		require.True(t, found, key)
 		want.Version = 0 // not written: it orders one process's reports
-		assert.True(t, want.At.Equal(got.At) && want.Since.Equal(got.Since) && want.ConcurrencySince.Equal(got.ConcurrencySince), key)
-		want.At, want.Since, want.ConcurrencySince = got.At, got.Since, got.ConcurrencySince
+		assert.True(t, want.At.Equal(got.At) && want.Since.Equal(got.Since) && want.ConcurrencySince.Equal(got.ConcurrencySince) && want.FirstSlot.Equal(got.FirstSlot), key)
+		want.At, want.Since, want.ConcurrencySince, want.FirstSlot = got.At, got.Since, got.ConcurrencySince, got.FirstSlot
 		assert.Equal(t, want, got, key)
 	}
 	equalPace(pace, "held")

@@ -15,8 +15,9 @@ import "time"
 // ceiling and when the curve began, a bare cut's plateau, regain and
 // whether it was measured, the background share's counts, the items per
 // request (which turns the additive step into items), the counts since
-// the last cut (so that the next cut measures what was accepted since,
-// over the time spent sending), and a confirmed concurrency limit. Left
+// the last cut and when the curve's first request left (so that the next
+// cut measures what was accepted since, over the time spent sending), and
+// a confirmed concurrency limit. Left
 // out: the slots booked, the streak of bare 429s, the tentative
 // concurrency limit and its pending answers, and the first acceptance:
 // all are about requests of the old process, whose answers never come;
@@ -44,8 +45,11 @@ type KeptPace struct {
 	// counts.
 	BackgroundAnswered, BackgroundRefused float64
 	ItemsPerRequest                       int
-	// AcceptedRun, Answered and RefusedRun count what came since Since.
+	// AcceptedRun, Answered and RefusedRun count what came since Since;
+	// FirstSlot is when the curve's first request left (zero: none yet),
+	// what a slow start's accepted rate is measured from.
 	AcceptedRun, Answered, RefusedRun int
+	FirstSlot                         time.Time
 	// Concurrency is a confirmed concurrency limit (0: none), set at
 	// ConcurrencySince.
 	Concurrency      int
@@ -64,7 +68,7 @@ func keptOf(s rateState, at time.Time) KeptPace {
 	if s.Mode != rateUnlimited {
 		k.Mode, k.Ceiling, k.Since = s.Mode.String(), s.Ceiling, s.Since
 		k.Bare, k.Plateau, k.Regain, k.Measured = s.Bare, s.Plateau, s.Regain, s.Measured
-		k.AcceptedRun, k.Answered, k.RefusedRun = s.AcceptedRun, s.Answered, s.RefusedRun
+		k.AcceptedRun, k.Answered, k.RefusedRun, k.FirstSlot = s.AcceptedRun, s.Answered, s.RefusedRun, s.FirstSlot
 	}
 	if s.Mode != rateUnlimited || s.Concurrency > 0 {
 		k.BackgroundAnswered, k.BackgroundRefused = s.BackgroundAnswered, s.BackgroundRefused
@@ -136,6 +140,16 @@ func (k KeptPace) resumed(now time.Time, quiet time.Duration) (rateState, bool) 
 		s.Mode, s.Ceiling, s.Since = mode, k.Ceiling, k.Since.Add(shift)
 		s.Bare, s.Plateau, s.Regain, s.Measured = k.Bare, k.Plateau, k.Regain, k.Measured
 		s.AcceptedRun, s.Answered, s.RefusedRun = k.AcceptedRun, k.Answered, k.RefusedRun
+		switch {
+		case !k.FirstSlot.IsZero():
+			s.FirstSlot = k.FirstSlot.Add(shift)
+		case k.AcceptedRun > 0:
+			// Counts without the first request's time (a record of an
+			// earlier version): measured from the curve's beginning, so
+			// that what the old process accepted is not read as the new
+			// one's first moments.
+			s.FirstSlot = s.Since
+		}
 	}
 	if k.Concurrency > 0 && now.Sub(k.ConcurrencySince) < quiet {
 		s.Concurrency, s.ConcurrencySince = k.Concurrency, k.ConcurrencySince.Add(shift)

@@ -44,9 +44,22 @@ func TestResumed(t *testing.T) {
 		},
 		{
 			name: "written at shutdown 5 s after the cut, restarted 10 s later: shifted by the 10 s down, counts since the cut kept",
+			kept: with(bareCut, func(k *retry.KeptPace) {
+				k.At, k.AcceptedRun, k.Answered, k.RefusedRun, k.FirstSlot = sec(5), 4700, 48, 1, sec(0.5)
+			}),
+			now: sec(15), wantOK: true,
+			want: retry.RateState{Mode: retry.RatePaced, Ceiling: 950, Since: sec(10), FirstSlot: sec(10.5), Next: sec(15), Epoch: 1, ItemsPerRequest: 100,
+				AcceptedRun: 4700, Answered: 48, RefusedRun: 1,
+				Bare: true, Plateau: 1000, Regain: 2 * time.Second, Measured: true, BackgroundAnswered: 10, BackgroundRefused: 1},
+		},
+		{
+			// A slow start's cut is what it accepted since its first
+			// request: the old process's count must not be read over the
+			// new process's first moments.
+			name: "counts without the first request's time (an earlier version's record): measured from the curve's beginning",
 			kept: with(bareCut, func(k *retry.KeptPace) { k.At, k.AcceptedRun, k.Answered, k.RefusedRun = sec(5), 4700, 48, 1 }),
 			now:  sec(15), wantOK: true,
-			want: retry.RateState{Mode: retry.RatePaced, Ceiling: 950, Since: sec(10), Next: sec(15), Epoch: 1, ItemsPerRequest: 100,
+			want: retry.RateState{Mode: retry.RatePaced, Ceiling: 950, Since: sec(10), FirstSlot: sec(10), Next: sec(15), Epoch: 1, ItemsPerRequest: 100,
 				AcceptedRun: 4700, Answered: 48, RefusedRun: 1,
 				Bare: true, Plateau: 1000, Regain: 2 * time.Second, Measured: true, BackgroundAnswered: 10, BackgroundRefused: 1},
 		},
@@ -109,7 +122,9 @@ func TestKeptRoundTrip(t *testing.T) {
 		"additive after a Retry-After": {Mode: retry.RatePaced, Ceiling: 1000, Since: t0, Next: at, Epoch: 4, ItemsPerRequest: 100, AcceptedRun: 2000, Answered: 20},
 		"bare curve, in its regain": {Mode: retry.RatePaced, Ceiling: 950, Since: t0.Add(2 * time.Second), Next: at, Epoch: 2, ItemsPerRequest: 100,
 			Bare: true, Plateau: 1000, Regain: 2 * time.Second, Measured: true, BackgroundAnswered: 8, BackgroundRefused: 1},
-		"slow start":        {Mode: retry.RateSlowStart, Ceiling: 100, Since: t0, Next: at, Epoch: 1, ItemsPerRequest: 100},
+		"slow start": {Mode: retry.RateSlowStart, Ceiling: 100, Since: t0, Next: at, Epoch: 1, ItemsPerRequest: 100},
+		"slow start, held, then sending": {Mode: retry.RateSlowStart, Ceiling: 100, Since: t0, FirstSlot: t0.Add(time.Second), Next: at, Epoch: 1,
+			ItemsPerRequest: 100, AcceptedRun: 300, Answered: 3},
 		"concurrency limit": {Next: at, ItemsPerRequest: 500, Concurrency: 3, ConcurrencySince: t0, FirstAccepted: t0},
 	}
 	for name, s := range states {
@@ -125,6 +140,14 @@ func TestKeptRoundTrip(t *testing.T) {
 					assert.Equal(t, s.ConcurrencyAt(at.Add(after)), r.ConcurrencyAt(restart.Add(after)), "down %s, %s after", down, after)
 				}
 				assert.Equal(t, s.Background(), r.Background())
+				if !s.FirstSlot.IsZero() {
+					assert.Equal(t, s.FirstSlot.Add(down), r.FirstSlot, "down %s: the first request's time, shifted", down)
+					// The slow start's cut, refused 1 s on, is the same.
+					cut := func(s retry.RateState, now time.Time) float64 {
+						return s.Refused(retry.Refusal{At: now, Sent: now.Add(-time.Millisecond), Items: 100}).Ceiling
+					}
+					assert.InDelta(t, cut(s, at.Add(time.Second)), cut(r, restart.Add(time.Second)), 1e-9, "down %s: the cut", down)
+				}
 			}
 		})
 	}

@@ -141,13 +141,14 @@ func (k KeptPace) resumed(now time.Time, quiet time.Duration) (rateState, bool) 
 		s.Bare, s.Plateau, s.Regain, s.Measured = k.Bare, k.Plateau, k.Regain, k.Measured
 		s.AcceptedRun, s.Answered, s.RefusedRun = k.AcceptedRun, k.Answered, k.RefusedRun
 		switch {
-		case !k.FirstSlot.IsZero():
+		case !k.FirstSlot.IsZero() && !k.FirstSlot.Before(k.Since):
 			s.FirstSlot = k.FirstSlot.Add(shift)
 		case k.AcceptedRun > 0:
 			// Counts without the first request's time (a record of an
-			// earlier version): measured from the curve's beginning, so
-			// that what the old process accepted is not read as the new
-			// one's first moments.
+			// earlier version), or with one before the curve began (no
+			// pacer books that: nothing to trust): measured from the
+			// curve's beginning, so that what the old process accepted is
+			// not read as the new one's first moments.
 			s.FirstSlot = s.Since
 		}
 	}

@@ -64,6 +64,16 @@ func TestResumed(t *testing.T) {
 				Bare: true, Plateau: 1000, Regain: 2 * time.Second, Measured: true, BackgroundAnswered: 10, BackgroundRefused: 1},
 		},
 		{
+			name: "a first request's time before the curve began (no pacer books that): measured from the curve's beginning",
+			kept: with(bareCut, func(k *retry.KeptPace) {
+				k.At, k.AcceptedRun, k.Answered, k.RefusedRun, k.FirstSlot = sec(5), 4700, 48, 1, sec(-3)
+			}),
+			now: sec(15), wantOK: true,
+			want: retry.RateState{Mode: retry.RatePaced, Ceiling: 950, Since: sec(10), FirstSlot: sec(10), Next: sec(15), Epoch: 1, ItemsPerRequest: 100,
+				AcceptedRun: 4700, Answered: 48, RefusedRun: 1,
+				Bare: true, Plateau: 1000, Regain: 2 * time.Second, Measured: true, BackgroundAnswered: 10, BackgroundRefused: 1},
+		},
+		{
 			name: "a slow start resumes doubling from where it was",
 			kept: retry.KeptPace{At: sec(3), Mode: "slow_start", Ceiling: 100, Since: sec(1), ItemsPerRequest: 100},
 			now:  sec(30), wantOK: true,

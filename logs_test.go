@@ -264,14 +264,7 @@ func TestLogThrottleWindowStartAndEndOnceForConcurrentPayloads(t *testing.T) {
 	}, telOpts...)
 
 	clock.Advance(10 * time.Second)
-	require.Eventually(t, func() bool {
-		m, err := h.tel.GetMetric(mExportDuration)
-		if err != nil {
-			return false
-		}
-		dps := m.Data.(metricdata.Histogram[float64]).DataPoints
-		return len(dps) == 1 && dps[0].Count == payloads
-	}, 10*time.Second, time.Millisecond)
+	waitExports(t, h, payloads)
 	assert.Len(t, srv.got(), 2*payloads)
 	assertExport(t, h, "success", repeatSecs(10, payloads)...)
 	assertGauges(t, h, 0, 0, 0)

@@ -220,6 +220,25 @@ func assertExport(t *testing.T, h *telHarness, finalOutcome string, seconds ...f
 	metadatatest.AssertEqualOtlpHTTPRetryExportLatencySeconds(t, h.tel, dps, telOpts...)
 }
 
+// waitExports waits until n exports have ended with their figures recorded:
+// the latency histogram is the last of the two an ending records (its export
+// duration first), so a test that waited on the duration alone could read the
+// latency one short.
+func waitExports(t *testing.T, h *telHarness, n uint64, msgAndArgs ...any) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		m, err := h.tel.GetMetric(mExportLatency)
+		if err != nil {
+			return false
+		}
+		var count uint64
+		for _, dp := range m.Data.(metricdata.Histogram[float64]).DataPoints {
+			count += dp.Count
+		}
+		return count == n
+	}, 10*time.Second, time.Millisecond, msgAndArgs...)
+}
+
 func TestTelemetryExporterAttributeIsTheComponentID(t *testing.T) {
 	srv := newBackend(t)
 	h := startTraces(t, testConfig(srv.URL), retrytest.NewAutoClock(start))
@@ -596,10 +615,7 @@ func TestGaugesAfterTheWindowEnds(t *testing.T) {
 	assertGauges(t, h, 1, 300, 1)
 
 	clock.Advance(301 * time.Second)
-	require.Eventually(t, func() bool {
-		_, err := h.tel.GetMetric(mExportDuration)
-		return err == nil
-	}, 10*time.Second, time.Millisecond, "the probe after the window succeeds")
+	waitExports(t, h, 1, "the probe after the window succeeds")
 	assertGauges(t, h, 0, 0, 0)
 	// the probe went out at 301 s, when the clock was advanced
 	assertExport(t, h, "success", 301)

@@ -113,6 +113,11 @@ var pacerVariants = []pacerVariant{
 	// was accepted since its first request left (0: since it began, the
 	// eleventh step's law).
 	{"slowStartFromSend=0", map[string]float64{"slowStartFromSend": 0}, false},
+	// The other side of two values: a bare cut measured after two requests
+	// at the new pace, and a longer climb back with a slower quiet probe
+	// (the long 2 requests/s GCRA's probes).
+	{"measureRequests=2", map[string]float64{"measureRequests": 2}, true},
+	{"maxRegain=12,quietProbe=0.1", map[string]float64{"maxRegain": 12, "quietProbe": 0.1}, true},
 }
 
 // TestPacerVariants runs every variant of the pacer's tuning (pacerVariants)
@@ -132,12 +137,16 @@ var pacerVariants = []pacerVariant{
 //
 //	VARIANTS_SCORE_SEEDS=20 VARIANTS_FLEET_SEEDS=20 VARIANTS_BARE_FLEET_SEEDS=20 VARIANTS_JSON=docs/pacer-variants.json go test -run TestPacerVariants ./retry/
 //
+// With VARIANTS_NAMES set (names separated by spaces), only those
+// variants run.
+//
 // It asserts nothing, and runs only when VARIANTS_JSON is set.
 func TestPacerVariants(t *testing.T) {
 	path := os.Getenv("VARIANTS_JSON")
 	if path == "" {
 		t.Skip("set VARIANTS_JSON to run")
 	}
+	only := strings.Fields(os.Getenv("VARIANTS_NAMES"))
 	seeds := func(env string) int {
 		if n, err := strconv.Atoi(os.Getenv(env)); err == nil && n > 0 {
 			return n
@@ -147,15 +156,23 @@ func TestPacerVariants(t *testing.T) {
 	scoreSeeds, fleetSeeds, bareSeeds := seeds("VARIANTS_SCORE_SEEDS"), seeds("VARIANTS_FLEET_SEEDS"), seeds("VARIANTS_BARE_FLEET_SEEDS")
 	command := fmt.Sprintf("VARIANTS_SCORE_SEEDS=%d VARIANTS_FLEET_SEEDS=%d VARIANTS_BARE_FLEET_SEEDS=%d VARIANTS_JSON=%s go test -run TestPacerVariants ./retry/",
 		scoreSeeds, fleetSeeds, bareSeeds, path)
+	args := strings.Fields(command)
+	if len(only) > 0 {
+		// One argument: the names, as the shell takes them quoted.
+		args = append([]string{"VARIANTS_NAMES='" + strings.Join(only, " ") + "'"}, args...)
+	}
 	stored := struct {
 		scenario.Provenance
 		ScoreSeeds     int              `json:"score_seeds"`
 		FleetSeeds     int              `json:"fleet_seeds"`
 		BareFleetSeeds int              `json:"bare_fleet_seeds"`
 		Runs           []map[string]any `json:"runs"`
-	}{Provenance: scenario.NewProvenance(strings.Fields(command)), ScoreSeeds: scoreSeeds, FleetSeeds: fleetSeeds, BareFleetSeeds: bareSeeds}
+	}{Provenance: scenario.NewProvenance(args), ScoreSeeds: scoreSeeds, FleetSeeds: fleetSeeds, BareFleetSeeds: bareSeeds}
 	ours := string(scenario.Ours)
 	for _, v := range pacerVariants {
+		if len(only) > 0 && !slices.Contains(only, v.name) {
+			continue
+		}
 		restore, err := retry.SetTuning(v.set)
 		require.NoError(t, err, v.name)
 		// The limiter model: each cell's worst seed, and per variant the

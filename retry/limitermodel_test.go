@@ -363,8 +363,9 @@ func TestLimiterModelTimesOut(t *testing.T) {
 // (set LIMITER_SEEDS to how many seeds; LIMITER_CELLS to run only the
 // cells whose names contain one of its comma-separated parts) and prints
 // each cell's figures per seed, its medians, whether the issue's goals
-// that need no core exporter are met, and the worst cell. It asserts
-// nothing. With LIMITER_JSON set to a file, it also stores every seed's
+// that need no core exporter are met, and the worst cell, with the tuning
+// SCORE_TUNING names (as TestScore; a stored run is the default's). It
+// asserts nothing. With LIMITER_JSON set to a file, it also stores every seed's
 // figures there with their provenance, for the figures of
 // docs/benchmarks.md:
 //
@@ -374,7 +375,7 @@ func TestLimiterMatrix(t *testing.T) {
 	if n == 0 {
 		t.Skip("set LIMITER_SEEDS to run")
 	}
-	path := os.Getenv("LIMITER_JSON")
+	path := tunedStore(t, "LIMITER_JSON")
 	stored := struct {
 		scenario.Provenance
 		Runs []map[string]any `json:"runs"`
@@ -512,7 +513,9 @@ func spreadCell(runs []cellFigures) string {
 // LIMITER_TRACE to the cell's name, LIMITER_SEED to the seed, 0 by
 // default): requests sent, accepted and refused in each second of the
 // backend's time, and the pacer's rate at the end of it, with the tuning
-// SCORE_TUNING names (as TestScore). It asserts nothing.
+// SCORE_TUNING names (as TestScore); with LIMITER_TRACE_REQUESTS set, each
+// request too (when it left and was answered, its status, the pacer's rate
+// after it in requests a second). It asserts nothing.
 func TestLimiterTrace(t *testing.T) {
 	name := os.Getenv("LIMITER_TRACE")
 	if name == "" {
@@ -529,12 +532,16 @@ func TestLimiterTrace(t *testing.T) {
 	var mu sync.Mutex
 	var origin time.Time
 	var secs []second
+	requests := os.Getenv("LIMITER_TRACE_REQUESTS") != ""
 	m := newCellModel(c)
 	m.Trace = func(sent, answered time.Time, status int, rate float64) {
 		mu.Lock()
 		defer mu.Unlock()
 		if origin.IsZero() {
 			origin = sent
+		}
+		if requests {
+			t.Logf("sent %8.3f s, answered %8.3f s: %d, pacer rate %.2f requests/s", sent.Sub(origin).Seconds(), answered.Sub(origin).Seconds(), status, rate/float64(c.Batch))
 		}
 		i := int(answered.Sub(origin) / time.Second)
 		for len(secs) <= i {

@@ -118,6 +118,12 @@ var pacerVariants = []pacerVariant{
 	// (the long 2 requests/s GCRA's probes).
 	{"measureRequests=2", map[string]float64{"measureRequests": 2}, true},
 	{"maxRegain=12,quietProbe=0.1", map[string]float64{"maxRegain": 12, "quietProbe": 0.1}, true},
+	// The noise floor: values a hair from the default's, which no law
+	// tells apart from it; what they move is chance (the order of
+	// requests the bubble wakes at one instant, the phase of a window).
+	{"firstBareCut=0.049", map[string]float64{"firstBareCut": 0.049}, true},
+	{"firstBareCut=0.051", map[string]float64{"firstBareCut": 0.051}, true},
+	{"bareMargin=0.051", map[string]float64{"bareMargin": 0.051}, true},
 }
 
 // TestPacerVariants runs every variant of the pacer's tuning (pacerVariants)

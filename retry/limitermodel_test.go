@@ -273,10 +273,11 @@ func simulateCell(t *testing.T, m cellModel, seed uint64) cellFigures {
 	return f
 }
 
-// modelCells returns the matrix's cells, or those whose names contain one
-// of LIMITER_CELLS's comma-separated parts.
-func modelCells() []scenario.Cell {
-	cells := scenario.MatrixCells()
+// modelCells returns the matrix's cells (with extra, the extra and long
+// cells too), or those whose names contain one of LIMITER_CELLS's
+// comma-separated parts.
+func modelCells(extra bool) []scenario.Cell {
+	cells := matrixCells(extra)
 	filter := os.Getenv("LIMITER_CELLS")
 	if filter == "" {
 		return cells
@@ -361,7 +362,8 @@ func TestLimiterModelTimesOut(t *testing.T) {
 
 // TestLimiterMatrix runs every cell of the limiter matrix in the model
 // (set LIMITER_SEEDS to how many seeds; LIMITER_CELLS to run only the
-// cells whose names contain one of its comma-separated parts) and prints
+// cells whose names contain one of its comma-separated parts; SCORE_EXTRA
+// to add the extra and long cells, as TestScore, in a run not stored) and prints
 // each cell's figures per seed, its medians, whether the goals
 // that need no core exporter are met, and the worst cell, with the tuning
 // SCORE_TUNING names (as TestScore; a stored run is the default's). It
@@ -382,7 +384,8 @@ func TestLimiterMatrix(t *testing.T) {
 	}{Provenance: scenario.NewProvenance([]string{"LIMITER_SEEDS=" + strconv.FormatUint(n, 10), "LIMITER_JSON=" + path, "go", "test", "-run", "TestLimiterMatrix", "./retry/"})}
 	byName := map[string]cellFigures{}
 	var verdicts []scenario.Verdict
-	for _, c := range modelCells() {
+	extra := os.Getenv("SCORE_EXTRA") != ""
+	for _, c := range modelCells(extra) {
 		var runs []cellFigures
 		for seed := range n {
 			f := simulateCell(t, newCellModel(c), seed)
@@ -433,7 +436,7 @@ func TestLimiterMatrix(t *testing.T) {
 		return 0
 	})
 	t.Logf("worst cell: %s: %s", worst.Cell, worst.Missed())
-	if path != "" && os.Getenv("LIMITER_CELLS") == "" {
+	if path != "" && os.Getenv("LIMITER_CELLS") == "" && !extra {
 		stored.Finish()
 		writeStoredRun(t, path, stored)
 	}

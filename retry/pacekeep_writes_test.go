@@ -87,7 +87,7 @@ func TestKeptPaceWrites(t *testing.T) {
 		scenario.Provenance
 		Runs []map[string]any `json:"runs"`
 	}{Provenance: scenario.NewProvenance([]string{"PACE_WRITES_SEEDS=" + strconv.FormatUint(n, 10), "PACE_WRITES_JSON=" + path, "go", "test", "-run", "TestKeptPaceWrites", "./retry/"})}
-	for _, c := range modelCells() {
+	for _, c := range modelCells(false) {
 		for seed := range n {
 			var mu sync.Mutex
 			var changes []time.Time

@@ -776,6 +776,7 @@ func (s rateState) bareCut(r refusedAnswer, floor float64) rateState {
 		// The first, and a 502, 503 or 504 (shedding is no limit to
 		// learn): the pace holds a firstBareCut below the rate requests
 		// were going at, and climbs back to it.
+		//
 		// The requests answered in the span count the first too, which
 		// overstates the rate by one request when the span begins at the
 		// first acceptance (three answers 0.25 s apart: 6 a second, not

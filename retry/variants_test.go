@@ -160,13 +160,13 @@ func TestPacerVariants(t *testing.T) {
 		return 20
 	}
 	scoreSeeds, fleetSeeds, bareSeeds := seeds("VARIANTS_SCORE_SEEDS"), seeds("VARIANTS_FLEET_SEEDS"), seeds("VARIANTS_BARE_FLEET_SEEDS")
-	command := fmt.Sprintf("VARIANTS_SCORE_SEEDS=%d VARIANTS_FLEET_SEEDS=%d VARIANTS_BARE_FLEET_SEEDS=%d VARIANTS_JSON=%s go test -run TestPacerVariants ./retry/",
-		scoreSeeds, fleetSeeds, bareSeeds, path)
-	args := strings.Fields(command)
+	var args []string
 	if len(only) > 0 {
 		// One argument: the names, as the shell takes them quoted.
-		args = append([]string{"VARIANTS_NAMES='" + strings.Join(only, " ") + "'"}, args...)
+		args = append(args, "VARIANTS_NAMES='"+strings.Join(only, " ")+"'")
 	}
+	args = append(args, fmt.Sprintf("VARIANTS_SCORE_SEEDS=%d", scoreSeeds), fmt.Sprintf("VARIANTS_FLEET_SEEDS=%d", fleetSeeds),
+		fmt.Sprintf("VARIANTS_BARE_FLEET_SEEDS=%d", bareSeeds), "VARIANTS_JSON="+path, "go", "test", "-run", "TestPacerVariants", "./retry/")
 	stored := struct {
 		scenario.Provenance
 		ScoreSeeds     int              `json:"score_seeds"`

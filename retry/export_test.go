@@ -171,3 +171,18 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 	tuning = t
 	return func() { tuning = defaultTuning }, nil
 }
+
+// BareTuningDefaults are the default values of the bare 429's law, named
+// as SetTuning names them (durations in seconds): the centre of the
+// random search's ranges (TestPacerSearch).
+func BareTuningDefaults() map[string]float64 {
+	t := defaultTuning
+	return map[string]float64{
+		"firstBareHold": t.firstBareHold.Seconds(), "firstBareCut": t.firstBareCut, "bareMargin": t.bareMargin,
+		"regainRequests": t.regainRequests, "minRegain": t.minRegain.Seconds(), "maxRegain": t.maxRegain.Seconds(),
+		"bareProbe": t.bareProbe, "quietProbe": t.quietProbe, "measureRequests": t.measureRequests,
+		"minBareMeasure": t.minBareMeasure.Seconds(), "strayShare": t.strayShare, "streakGrowth": t.streakGrowth,
+		"maxStreakGrowths": float64(t.maxStreakGrowths), "backgroundAlpha": t.backgroundAlpha,
+		"backgroundMemory": t.backgroundMemory,
+	}
+}

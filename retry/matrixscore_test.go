@@ -4,6 +4,7 @@
 package retry_test
 
 import (
+	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -180,6 +181,11 @@ type cellScore struct {
 	figures cellFigures
 	met     int
 	median  scenario.Ratio
+	// excess adds up, over the seeds, how far each goal a seed missed is
+	// past it (its ratio − 1); undelivered counts the seeds that left
+	// spans undelivered (their ratio is infinite).
+	excess      float64
+	undelivered int
 }
 
 // scoreCellsOver runs every cell over n seeds, ours against the core model
@@ -191,7 +197,7 @@ func scoreCellsOver(t *testing.T, cells []scenario.Cell, n int) []cellScore {
 		var worst scenario.Verdict
 		var wf cellFigures
 		var ratios []float64
-		met := 0
+		met, excess, undelivered := 0, 0.0, 0
 		for seed := range n {
 			var o, k cellFigures
 			synctest.Test(t, func(*testing.T) { o = runScore(newCellModel(c), uint64(seed), false) }) //nolint:gosec // G115: seeds are small and never negative
@@ -211,9 +217,18 @@ func scoreCellsOver(t *testing.T, cells []scenario.Cell, n int) []cellScore {
 				met++
 			}
 			ratios = append(ratios, float64(v.Worst))
+			for _, check := range v.Checks {
+				switch r := float64(check.Ratio); {
+				case math.IsInf(r, 0):
+					undelivered++
+				case r > 1:
+					excess += r - 1
+				}
+			}
 		}
 		slices.Sort(ratios)
-		out = append(out, cellScore{cell: c, worst: worst, figures: wf, met: met, median: scenario.Ratio(ratios[len(ratios)/2])})
+		out = append(out, cellScore{cell: c, worst: worst, figures: wf, met: met, median: scenario.Ratio(ratios[len(ratios)/2]),
+			excess: excess, undelivered: undelivered})
 	}
 	return out
 }

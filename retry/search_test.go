@@ -1,0 +1,222 @@
+// Copyright The otlphttpretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package retry_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otlphttpretry/otlphttpretry/internal/scenario"
+	"github.com/otlphttpretry/otlphttpretry/retry"
+)
+
+// searchKnob is a value of the bare 429's law a random search draws from
+// [lo, hi] (on a log scale when log is set, rounded when whole is set).
+// Every range holds the default, and reaches about as far on each side as
+// the variants of docs/benchmarks.md that moved a cell.
+type searchKnob struct {
+	name      string
+	lo, hi    float64
+	log       bool
+	whole     bool
+	precision int
+}
+
+// searchKnobs are the values of the bare 429's law (pacerTuning) the
+// search draws; the law after a Retry-After (paceCut, paceStepRequests,
+// paceProbe, paceMargin, slowStartDoubling) is the fleet's and stays
+// at its default, and so do the window rule's values.
+var searchKnobs = []searchKnob{
+	{"firstBareHold", 0.5, 2, false, false, 2},
+	{"firstBareCut", 0.02, 0.1, true, false, 3},
+	{"bareMargin", 0.02, 0.1, true, false, 3},
+	{"regainRequests", 10, 40, true, false, 1},
+	{"minRegain", 1, 3, false, false, 2},
+	{"maxRegain", 4, 12, false, false, 2},
+	{"bareProbe", 0.02, 0.1, true, false, 3},
+	{"quietProbe", 0.1, 0.5, true, false, 3},
+	{"measureRequests", 1.5, 5, false, false, 2},
+	{"minBareMeasure", 0.1, 0.4, false, false, 3},
+	{"strayShare", 0.15, 0.4, false, false, 3},
+	{"streakGrowth", 1.5, 3, false, false, 2},
+	{"maxStreakGrowths", 2, 4, false, true, 0},
+	{"backgroundAlpha", 0.03, 0.3, true, false, 3},
+	{"backgroundMemory", 0.6, 0.95, false, false, 3},
+}
+
+// searchVariants are the first n variants of a search seeded with seed:
+// the default first; then, drawn in turn from one stream, one to six of
+// searchKnobs at values drawn at random from their ranges (none at its
+// default's value), the others at their default, and none drawn twice.
+// Each has the name SCORE_TUNING takes.
+func searchVariants(seed uint64, n int) []pacerVariant {
+	defaults := retry.BareTuningDefaults()
+	rng := rand.New(rand.NewPCG(seed, 0)) //nolint:gosec // G404: a reproducible draw, not a secret
+	out := []pacerVariant{{name: "default", bare: true}}
+	seen := map[string]bool{"default": true}
+	for len(out) < n {
+		set := map[string]float64{}
+		for _, k := range rng.Perm(len(searchKnobs))[:1+rng.IntN(6)] {
+			knob := searchKnobs[k]
+			x := knob.lo + rng.Float64()*(knob.hi-knob.lo)
+			if knob.log {
+				x = math.Exp(math.Log(knob.lo) + rng.Float64()*(math.Log(knob.hi)-math.Log(knob.lo)))
+			}
+			p := math.Pow(10, float64(knob.precision))
+			if x = math.Round(x*p) / p; x != defaults[knob.name] {
+				set[knob.name] = x
+			}
+		}
+		names := make([]string, 0, len(set))
+		for name, v := range set {
+			names = append(names, name+"="+strconv.FormatFloat(v, 'f', -1, 64))
+		}
+		slices.Sort(names)
+		name := strings.Join(names, ",")
+		if len(set) == 0 || seen[name] {
+			continue
+		}
+		seen[name] = true
+		out = append(out, pacerVariant{name: name, set: set, bare: true})
+	}
+	return out[:n]
+}
+
+// TestPacerSearch is a random search of the bare 429's law: the variants
+// SEARCH_FROM to SEARCH_TO (0 to 100 unless set) of the search seeded with
+// SEARCH_SEED (1 unless set; searchVariants), each through the limiter
+// model's 27 cells (TestScore with SCORE_EXTRA, over SEARCH_SCORE_SEEDS
+// seeds, 40 unless set) and the fleet behind the bare request-rate limiter
+// (over SEARCH_BARE_FLEET_SEEDS seeds, 20 unless set). It stores each
+// variant's figures with their provenance in the file SEARCH_JSON names:
+// per cell the seeds that met every goal and how far past its goals the
+// seeds were in all (excess), and its worst seed's figures; per variant
+// the sums over the cells; and the bare fleet's medians. The tuning is the
+// process's, so a search runs in parts, one process each:
+//
+//	SEARCH_FROM=0 SEARCH_TO=200 SEARCH_JSON=docs/pacer-search-1.json go test -run TestPacerSearch -timeout 2h ./retry/
+//
+// It asserts nothing, and runs only when SEARCH_JSON is set.
+func TestPacerSearch(t *testing.T) {
+	path := os.Getenv("SEARCH_JSON")
+	if path == "" {
+		t.Skip("set SEARCH_JSON to run")
+	}
+	env := func(name string, def int) int {
+		if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n >= 0 {
+			return n
+		}
+		return def
+	}
+	seed, from, to := env("SEARCH_SEED", 1), env("SEARCH_FROM", 0), env("SEARCH_TO", 100)
+	scoreSeeds, bareSeeds := env("SEARCH_SCORE_SEEDS", 40), env("SEARCH_BARE_FLEET_SEEDS", 20)
+	stored := struct {
+		scenario.Provenance
+		Seed           int              `json:"seed"`
+		ScoreSeeds     int              `json:"score_seeds"`
+		BareFleetSeeds int              `json:"bare_fleet_seeds"`
+		Runs           []map[string]any `json:"runs"`
+	}{Provenance: scenario.NewProvenance([]string{
+		fmt.Sprintf("SEARCH_SEED=%d", seed), fmt.Sprintf("SEARCH_FROM=%d", from), fmt.Sprintf("SEARCH_TO=%d", to),
+		fmt.Sprintf("SEARCH_SCORE_SEEDS=%d", scoreSeeds), fmt.Sprintf("SEARCH_BARE_FLEET_SEEDS=%d", bareSeeds),
+		"SEARCH_JSON=" + path, "go", "test", "-run", "TestPacerSearch", "-timeout", "2h", "./retry/",
+	}), Seed: seed, ScoreSeeds: scoreSeeds, BareFleetSeeds: bareSeeds}
+	ours := string(scenario.Ours)
+	variants := searchVariants(uint64(seed), to) //nolint:gosec // G115: the seed is never negative
+	for i := from; i < to; i++ {
+		name := variants[i].name
+		restore, err := retry.SetTuning(variants[i].set)
+		require.NoError(t, err, name)
+		// One row per cell (its seeds meeting every goal, its excess, its
+		// worst seed's figures), one for the variant (the sums over the
+		// cells), one for the bare fleet (medians over its seeds).
+		met, excess, undelivered := 0, 0.0, 0
+		for _, sc := range scoreCellsOver(t, matrixCells(true), scoreSeeds) {
+			row := map[string]any{"scenario": sc.cell.Name, "exporter": ours, "model": "score", "variant": name, "index": i,
+				"seeds_met": sc.met, "excess": sc.excess, "undelivered": sc.undelivered,
+				"worst": sc.worst.Worst, "median_ratio": sc.median,
+				"requests": sc.figures.Requests, "refused_share": share(sc.figures.Refused, sc.figures.Requests)}
+			if sc.figures.Used != nil {
+				row["used"] = *sc.figures.Used
+			}
+			if sc.figures.DeliverySeconds != nil {
+				row["delivery_seconds"] = *sc.figures.DeliverySeconds
+			}
+			stored.Runs = append(stored.Runs, row)
+			met += sc.met
+			excess += sc.excess
+			undelivered += sc.undelivered
+		}
+		stored.Runs = append(stored.Runs, map[string]any{"scenario": "score", "exporter": ours, "variant": name, "index": i,
+			"seeds_met": met, "excess": excess, "undelivered": undelivered})
+		var fair, refused, delivery []float64
+		for s := range uint64(bareSeeds) { //nolint:gosec // G115: seeds are small and never negative
+			f := simulateFleet(t, bareFleetSim(), s)
+			fair = append(fair, f.Fairness)
+			refused = append(refused, share(f.Refused, f.Requests))
+			delivery = append(delivery, f.Delivery.Seconds())
+		}
+		restore()
+		if bareSeeds > 0 {
+			stored.Runs = append(stored.Runs, map[string]any{"scenario": "fleet-bare-model-median", "exporter": ours,
+				"variant": name, "index": i, "fairness": scenario.Median(fair), "refused_share": scenario.Median(refused),
+				"delivery_seconds": scenario.Median(delivery), "delivery_seconds_max": slices.Max(delivery)})
+		}
+		t.Logf("%3d %-100s met %4d excess %7.2f undelivered %d", i, name, met, excess, undelivered)
+	}
+	stored.Finish()
+	writeStoredRun(t, path, stored)
+}
+
+// TestSearchVariants: a search's variants are the default first, then
+// the same for the same seed (and others for another), each changing one
+// to six of the bare 429's values, none to its default's, each within its
+// range; none is drawn twice, and their names are what SetTuning and
+// SCORE_TUNING take. Every range holds the default.
+func TestSearchVariants(t *testing.T) {
+	defaults := retry.BareTuningDefaults()
+	require.Len(t, searchKnobs, len(defaults), "a knob per value of the bare law")
+	ranges := map[string]searchKnob{}
+	for _, k := range searchKnobs {
+		d, ok := defaults[k.name]
+		require.True(t, ok, "%s is a value of the bare law", k.name)
+		assert.True(t, k.lo <= d && d <= k.hi, "%s: the default %g within [%g, %g]", k.name, d, k.lo, k.hi)
+		ranges[k.name] = k
+	}
+	vs := searchVariants(1, 300)
+	require.Len(t, vs, 300)
+	assert.Equal(t, "default", vs[0].name)
+	assert.Empty(t, vs[0].set)
+	assert.Equal(t, vs[:100], searchVariants(1, 100), "the first of a longer search")
+	assert.NotEqual(t, vs[1].name, searchVariants(2, 2)[1].name, "another seed draws other variants")
+	names := map[string]bool{}
+	for i, v := range vs[1:] {
+		require.NotContains(t, names, v.name, "variant %d repeats an earlier one", i+1)
+		names[v.name] = true
+		require.True(t, len(v.set) >= 1 && len(v.set) <= 6, "variant %d changes %d values", i+1, len(v.set))
+		parsed := map[string]float64{}
+		for kv := range strings.SplitSeq(v.name, ",") {
+			k, x, _ := strings.Cut(kv, "=")
+			f, err := strconv.ParseFloat(x, 64)
+			require.NoError(t, err, kv)
+			parsed[k] = f
+			r := ranges[k]
+			assert.True(t, r.lo-1e-9 <= f && f <= r.hi+1e-9, "variant %d: %s outside [%g, %g]", i+1, kv, r.lo, r.hi)
+			assert.NotEqual(t, defaults[k], f, "variant %d: %s is the default", i+1, kv)
+		}
+		require.Equal(t, v.set, parsed, "variant %d's name", i+1)
+		restore, err := retry.SetTuning(v.set)
+		require.NoError(t, err, v.name)
+		restore()
+	}
+}

@@ -4,6 +4,7 @@
 package retry_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -238,24 +239,36 @@ func scoreCellsOver(t *testing.T, cells []scenario.Cell, n int) []cellScore {
 // test ends; the default when it is empty.
 func scoreTuning(t *testing.T) {
 	t.Helper()
-	set := os.Getenv("SCORE_TUNING")
-	if set == "" {
-		return
+	values, err := parseTuning(os.Getenv("SCORE_TUNING"))
+	if err != nil {
+		t.Fatalf("SCORE_TUNING: %v", err)
 	}
-	values := map[string]float64{}
-	for kv := range strings.SplitSeq(set, ",") {
-		name, v, _ := strings.Cut(kv, "=")
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			t.Fatalf("SCORE_TUNING: %s: %v", kv, err)
-		}
-		values[name] = f
+	if len(values) == 0 {
+		return
 	}
 	restore, err := retry.SetTuning(values)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(restore)
+}
+
+// parseTuning reads a variant's name, "name=value,name=value" (nil for
+// an empty name: the default).
+func parseTuning(set string) (map[string]float64, error) {
+	if set == "" {
+		return nil, nil
+	}
+	values := map[string]float64{}
+	for kv := range strings.SplitSeq(set, ",") {
+		name, v, _ := strings.Cut(kv, "=")
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", kv, err)
+		}
+		values[name] = f
+	}
+	return values, nil
 }
 
 // tunedStore is the file the variable store names, where a model test

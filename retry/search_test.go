@@ -4,10 +4,13 @@
 package retry_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,35 +57,48 @@ var searchKnobs = []searchKnob{
 	{"backgroundMemory", 0.6, 0.95, false, false, 3},
 }
 
-// searchVariants are the first n variants of a search seeded with seed:
-// the default first; then, drawn in turn from one stream, one to six of
-// searchKnobs at values drawn at random from their ranges (none at its
-// default's value), the others at their default, and none drawn twice.
-// Each has the name SCORE_TUNING takes.
-func searchVariants(seed uint64, n int) []pacerVariant {
+// searchVariants are the first n variants of a search seeded with seed
+// around base (the default when base is empty): the default first, then
+// base; then, drawn in turn from one stream, base with one to six of
+// searchKnobs (one to three around a base that is not the default) at
+// values drawn at random from their ranges (none at the value it had),
+// and none drawn twice. Each has the name SCORE_TUNING takes.
+func searchVariants(seed uint64, n int, base map[string]float64) []pacerVariant {
 	defaults := retry.BareTuningDefaults()
 	rng := rand.New(rand.NewPCG(seed, 0)) //nolint:gosec // G404: a reproducible draw, not a secret
 	out := []pacerVariant{{name: "default", bare: true}}
 	seen := map[string]bool{"default": true}
+	most := 6
+	if len(base) > 0 {
+		out = append(out, pacerVariant{name: tuningName(base), set: base, bare: true})
+		seen[out[1].name] = true
+		most = 3
+	}
 	for len(out) < n {
-		set := map[string]float64{}
-		for _, k := range rng.Perm(len(searchKnobs))[:1+rng.IntN(6)] {
+		set := maps.Clone(base)
+		if set == nil {
+			set = map[string]float64{}
+		}
+		for _, k := range rng.Perm(len(searchKnobs))[:1+rng.IntN(most)] {
 			knob := searchKnobs[k]
 			x := knob.lo + rng.Float64()*(knob.hi-knob.lo)
 			if knob.log {
 				x = math.Exp(math.Log(knob.lo) + rng.Float64()*(math.Log(knob.hi)-math.Log(knob.lo)))
 			}
 			p := math.Pow(10, float64(knob.precision))
-			if x = math.Round(x*p) / p; x != defaults[knob.name] {
+			was, ok := set[knob.name]
+			if !ok {
+				was = defaults[knob.name]
+			}
+			switch x = math.Round(x*p) / p; {
+			case x == was:
+			case x == defaults[knob.name]:
+				delete(set, knob.name)
+			default:
 				set[knob.name] = x
 			}
 		}
-		names := make([]string, 0, len(set))
-		for name, v := range set {
-			names = append(names, name+"="+strconv.FormatFloat(v, 'f', -1, 64))
-		}
-		slices.Sort(names)
-		name := strings.Join(names, ",")
+		name := tuningName(set)
 		if len(set) == 0 || seen[name] {
 			continue
 		}
@@ -92,9 +108,21 @@ func searchVariants(seed uint64, n int) []pacerVariant {
 	return out[:n]
 }
 
+// tuningName is the name of the variant set is, as SCORE_TUNING takes it:
+// its values in the order of their names.
+func tuningName(set map[string]float64) string {
+	names := make([]string, 0, len(set))
+	for name, v := range set {
+		names = append(names, name+"="+strconv.FormatFloat(v, 'f', -1, 64))
+	}
+	slices.Sort(names)
+	return strings.Join(names, ",")
+}
+
 // TestPacerSearch is a random search of the bare 429's law: the variants
 // SEARCH_FROM to SEARCH_TO (0 to 100 unless set) of the search seeded with
-// SEARCH_SEED (1 unless set; searchVariants), each through the limiter
+// SEARCH_SEED (1 unless set; searchVariants) around the variant
+// SEARCH_BASE names (as SCORE_TUNING; the default unless set), each through the limiter
 // model's 27 cells (TestScore with SCORE_EXTRA, over SEARCH_SCORE_SEEDS
 // seeds, 40 unless set) and the fleet behind the bare request-rate limiter
 // (over SEARCH_BARE_FLEET_SEEDS seeds, 20 unless set). It stores each
@@ -120,19 +148,25 @@ func TestPacerSearch(t *testing.T) {
 	}
 	seed, from, to := env("SEARCH_SEED", 1), env("SEARCH_FROM", 0), env("SEARCH_TO", 100)
 	scoreSeeds, bareSeeds := env("SEARCH_SCORE_SEEDS", 40), env("SEARCH_BARE_FLEET_SEEDS", 20)
+	base, err := parseTuning(os.Getenv("SEARCH_BASE"))
+	require.NoError(t, err, "SEARCH_BASE")
+	var args []string
+	if len(base) > 0 {
+		args = append(args, "SEARCH_BASE="+tuningName(base))
+	}
+	args = append(args, fmt.Sprintf("SEARCH_SEED=%d", seed), fmt.Sprintf("SEARCH_FROM=%d", from), fmt.Sprintf("SEARCH_TO=%d", to),
+		fmt.Sprintf("SEARCH_SCORE_SEEDS=%d", scoreSeeds), fmt.Sprintf("SEARCH_BARE_FLEET_SEEDS=%d", bareSeeds),
+		"SEARCH_JSON="+path, "go", "test", "-run", "TestPacerSearch", "-timeout", "2h", "./retry/")
 	stored := struct {
 		scenario.Provenance
 		Seed           int              `json:"seed"`
+		Base           string           `json:"base,omitempty"`
 		ScoreSeeds     int              `json:"score_seeds"`
 		BareFleetSeeds int              `json:"bare_fleet_seeds"`
 		Runs           []map[string]any `json:"runs"`
-	}{Provenance: scenario.NewProvenance([]string{
-		fmt.Sprintf("SEARCH_SEED=%d", seed), fmt.Sprintf("SEARCH_FROM=%d", from), fmt.Sprintf("SEARCH_TO=%d", to),
-		fmt.Sprintf("SEARCH_SCORE_SEEDS=%d", scoreSeeds), fmt.Sprintf("SEARCH_BARE_FLEET_SEEDS=%d", bareSeeds),
-		"SEARCH_JSON=" + path, "go", "test", "-run", "TestPacerSearch", "-timeout", "2h", "./retry/",
-	}), Seed: seed, ScoreSeeds: scoreSeeds, BareFleetSeeds: bareSeeds}
+	}{Provenance: scenario.NewProvenance(args), Seed: seed, Base: tuningName(base), ScoreSeeds: scoreSeeds, BareFleetSeeds: bareSeeds}
 	ours := string(scenario.Ours)
-	variants := searchVariants(uint64(seed), to) //nolint:gosec // G115: the seed is never negative
+	variants := searchVariants(uint64(seed), to, base) //nolint:gosec // G115: the seed is never negative
 	for i := from; i < to; i++ {
 		name := variants[i].name
 		restore, err := retry.SetTuning(variants[i].set)
@@ -193,12 +227,29 @@ func TestSearchVariants(t *testing.T) {
 		assert.True(t, k.lo <= d && d <= k.hi, "%s: the default %g within [%g, %g]", k.name, d, k.lo, k.hi)
 		ranges[k.name] = k
 	}
-	vs := searchVariants(1, 300)
+	vs := searchVariants(1, 300, nil)
 	require.Len(t, vs, 300)
 	assert.Equal(t, "default", vs[0].name)
 	assert.Empty(t, vs[0].set)
-	assert.Equal(t, vs[:100], searchVariants(1, 100), "the first of a longer search")
-	assert.NotEqual(t, vs[1].name, searchVariants(2, 2)[1].name, "another seed draws other variants")
+	assert.Equal(t, vs[:100], searchVariants(1, 100, nil), "the first of a longer search")
+	assert.NotEqual(t, vs[1].name, searchVariants(2, 2, nil)[1].name, "another seed draws other variants")
+	base := map[string]float64{"measureRequests": 1.79, "maxRegain": 10.19}
+	around := searchVariants(3, 100, base)
+	assert.Equal(t, []string{"default", "maxRegain=10.19,measureRequests=1.79"}, []string{around[0].name, around[1].name})
+	seen := map[string]bool{}
+	for i, v := range around[2:] {
+		require.NotContains(t, seen, v.name, "variant %d around the base repeats an earlier one", i+2)
+		seen[v.name] = true
+		changed := 0
+		for k := range defaults {
+			b, inBase := base[k]
+			x, inVariant := v.set[k]
+			if inBase != inVariant || b != x {
+				changed++
+			}
+		}
+		assert.True(t, changed >= 1 && changed <= 3, "variant %d around the base changes %d values: %s", i+2, changed, v.name)
+	}
 	names := map[string]bool{}
 	for i, v := range vs[1:] {
 		require.NotContains(t, names, v.name, "variant %d repeats an earlier one", i+1)
@@ -218,5 +269,40 @@ func TestSearchVariants(t *testing.T) {
 		restore, err := retry.SetTuning(v.set)
 		require.NoError(t, err, v.name)
 		restore()
+	}
+}
+
+// TestStoredSearchesAreDrawnAgain: every stored search
+// (docs/pacer-search-*.json) names the variants searchVariants draws for
+// its seed and base at each index, so that each can be run again by its
+// command.
+func TestStoredSearchesAreDrawnAgain(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "docs", "pacer-search-*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, file := range files {
+		b, err := os.ReadFile(file) //nolint:gosec // G304: the repository's own stored runs
+		require.NoError(t, err)
+		var stored struct {
+			Seed uint64 `json:"seed"`
+			Base string `json:"base"`
+			Runs []struct {
+				Scenario, Variant string
+				Index             int
+			} `json:"runs"`
+		}
+		require.NoError(t, json.Unmarshal(b, &stored), file)
+		base, err := parseTuning(stored.Base)
+		require.NoError(t, err, file)
+		n := 0
+		for _, r := range stored.Runs {
+			n = max(n, r.Index+1)
+		}
+		variants := searchVariants(stored.Seed, n, base)
+		for _, r := range stored.Runs {
+			if r.Scenario == "score" {
+				assert.Equal(t, variants[r.Index].name, r.Variant, "%s: variant %d", file, r.Index)
+			}
+		}
 	}
 }

@@ -65,7 +65,7 @@ var searchKnobs = []searchKnob{
 // and none drawn twice. Each has the name SCORE_TUNING takes.
 func searchVariants(seed uint64, n int, base map[string]float64) []pacerVariant {
 	defaults := retry.BareTuningDefaults()
-	rng := rand.New(rand.NewPCG(seed, 0)) //nolint:gosec // G404: a reproducible draw, not a secret
+	rng := rand.New(rand.NewPCG(seed, 0))
 	out := []pacerVariant{{name: "default", bare: true}}
 	seen := map[string]bool{"default": true}
 	most := 6
@@ -90,9 +90,9 @@ func searchVariants(seed uint64, n int, base map[string]float64) []pacerVariant 
 			if !ok {
 				was = defaults[knob.name]
 			}
-			switch x = math.Round(x*p) / p; {
-			case x == was:
-			case x == defaults[knob.name]:
+			switch x = math.Round(x*p) / p; x {
+			case was:
+			case defaults[knob.name]:
 				delete(set, knob.name)
 			default:
 				set[knob.name] = x
@@ -281,7 +281,7 @@ func TestStoredSearchesAreDrawnAgain(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	for _, file := range files {
-		b, err := os.ReadFile(file) //nolint:gosec // G304: the repository's own stored runs
+		b, err := os.ReadFile(file)
 		require.NoError(t, err)
 		var stored struct {
 			Seed uint64 `json:"seed"`

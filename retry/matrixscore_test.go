@@ -189,6 +189,24 @@ type cellScore struct {
 	undelivered int
 }
 
+// row is the cell's stored figures under the variant named variant: its
+// seeds meeting every goal, the median and the worst of their ratios, and
+// the worst seed's requests, refused share, share used and delivery.
+func (sc cellScore) row(variant string) map[string]any {
+	row := map[string]any{
+		"scenario": sc.cell.Name, "exporter": string(scenario.Ours), "model": "score", "variant": variant,
+		"worst": sc.worst.Worst, "seeds_met": sc.met, "median_ratio": sc.median,
+		"requests": sc.figures.Requests, "refused_share": share(sc.figures.Refused, sc.figures.Requests),
+	}
+	if sc.figures.Used != nil {
+		row["used"] = *sc.figures.Used
+	}
+	if sc.figures.DeliverySeconds != nil {
+		row["delivery_seconds"] = *sc.figures.DeliverySeconds
+	}
+	return row
+}
+
 // scoreCellsOver runs every cell over n seeds, ours against the core model
 // on the same seed, and gives each cell's worst seed.
 func scoreCellsOver(t *testing.T, cells []scenario.Cell, n int) []cellScore {

@@ -176,16 +176,8 @@ func TestPacerSearch(t *testing.T) {
 		// cells), one for the bare fleet (medians over its seeds).
 		met, excess, undelivered := 0, 0.0, 0
 		for _, sc := range scoreCellsOver(t, matrixCells(true), scoreSeeds) {
-			row := map[string]any{"scenario": sc.cell.Name, "exporter": ours, "model": "score", "variant": name, "index": i,
-				"seeds_met": sc.met, "excess": sc.excess, "undelivered": sc.undelivered,
-				"worst": sc.worst.Worst, "median_ratio": sc.median,
-				"requests": sc.figures.Requests, "refused_share": share(sc.figures.Refused, sc.figures.Requests)}
-			if sc.figures.Used != nil {
-				row["used"] = *sc.figures.Used
-			}
-			if sc.figures.DeliverySeconds != nil {
-				row["delivery_seconds"] = *sc.figures.DeliverySeconds
-			}
+			row := sc.row(name)
+			row["index"], row["excess"], row["undelivered"] = i, sc.excess, sc.undelivered
 			stored.Runs = append(stored.Runs, row)
 			met += sc.met
 			excess += sc.excess

@@ -190,19 +190,9 @@ func TestPacerVariants(t *testing.T) {
 		failing, undelivered, excess, worst, worstCell := 0, 0, 0.0, scenario.Ratio(0), ""
 		seedsMet := 0 // over every cell: the seeds that meet every goal
 		for _, sc := range scoreCellsOver(t, matrixCells(true), scoreSeeds) {
-			run := map[string]any{
-				"scenario": sc.cell.Name, "exporter": ours, "model": "score", "variant": v.name,
-				"worst": sc.worst.Worst, "met": boolFigure(sc.worst.Met()),
-				"seeds_met": sc.met, "median_ratio": sc.median,
-				"requests": sc.figures.Requests, "refused_share": share(sc.figures.Refused, sc.figures.Requests),
-				"delivered": boolFigure(!math.IsInf(float64(sc.worst.Worst), 0)),
-			}
-			if sc.figures.Used != nil {
-				run["used"] = *sc.figures.Used
-			}
-			if sc.figures.DeliverySeconds != nil {
-				run["delivery_seconds"] = *sc.figures.DeliverySeconds
-			}
+			run := sc.row(v.name)
+			run["met"] = boolFigure(sc.worst.Met())
+			run["delivered"] = boolFigure(!math.IsInf(float64(sc.worst.Worst), 0))
 			stored.Runs = append(stored.Runs, run)
 			seedsMet += sc.met
 			switch {

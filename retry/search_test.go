@@ -24,14 +24,14 @@ import (
 )
 
 // searchKnob is a value of the bare 429's law a random search draws from
-// [lo, hi] (on a log scale when log is set, rounded when whole is set).
+// [lo, hi] (on a log scale when log is set), rounded to precision
+// decimals (0: a whole number).
 // Every range holds the default, and reaches about as far on each side as
 // the variants of docs/benchmarks.md that moved a cell.
 type searchKnob struct {
 	name      string
 	lo, hi    float64
 	log       bool
-	whole     bool
 	precision int
 }
 
@@ -40,21 +40,21 @@ type searchKnob struct {
 // paceProbe, paceMargin, slowStartDoubling) is the fleet's and stays
 // at its default, and so do the window rule's values.
 var searchKnobs = []searchKnob{
-	{"firstBareHold", 0.5, 2, false, false, 2},
-	{"firstBareCut", 0.02, 0.1, true, false, 3},
-	{"bareMargin", 0.02, 0.1, true, false, 3},
-	{"regainRequests", 10, 40, true, false, 1},
-	{"minRegain", 1, 3, false, false, 2},
-	{"maxRegain", 4, 12, false, false, 2},
-	{"bareProbe", 0.02, 0.1, true, false, 3},
-	{"quietProbe", 0.1, 0.5, true, false, 3},
-	{"measureRequests", 1.5, 5, false, false, 2},
-	{"minBareMeasure", 0.1, 0.4, false, false, 3},
-	{"strayShare", 0.15, 0.4, false, false, 3},
-	{"streakGrowth", 1.5, 3, false, false, 2},
-	{"maxStreakGrowths", 2, 4, false, true, 0},
-	{"backgroundAlpha", 0.03, 0.3, true, false, 3},
-	{"backgroundMemory", 0.6, 0.95, false, false, 3},
+	{"firstBareHold", 0.5, 2, false, 2},
+	{"firstBareCut", 0.02, 0.1, true, 3},
+	{"bareMargin", 0.02, 0.1, true, 3},
+	{"regainRequests", 10, 40, true, 1},
+	{"minRegain", 1, 3, false, 2},
+	{"maxRegain", 4, 12, false, 2},
+	{"bareProbe", 0.02, 0.1, true, 3},
+	{"quietProbe", 0.1, 0.5, true, 3},
+	{"measureRequests", 1.5, 5, false, 2},
+	{"minBareMeasure", 0.1, 0.4, false, 3},
+	{"strayShare", 0.15, 0.4, false, 3},
+	{"streakGrowth", 1.5, 3, false, 2},
+	{"maxStreakGrowths", 2, 4, false, 0},
+	{"backgroundAlpha", 0.03, 0.3, true, 3},
+	{"backgroundMemory", 0.6, 0.95, false, 3},
 }
 
 // searchVariants are the first n variants of a search seeded with seed

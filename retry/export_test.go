@@ -126,6 +126,8 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 			t.maxRegain = seconds(v)
 		case "measureRequests":
 			t.measureRequests = v
+		case "shedMeasureRequests":
+			t.shedMeasureRequests = v
 		case "minBareMeasure":
 			t.minBareMeasure = seconds(v)
 		case "measuredRequests":

@@ -136,9 +136,12 @@ type pacerTuning struct {
 	// measureRequests and minBareMeasure: after a bare cut, a bare refusal
 	// cuts again only after the time of measureRequests requests at the
 	// ceiling, and minBareMeasure (what the backend takes at the new pace
-	// is not measured before).
-	measureRequests float64
-	minBareMeasure  time.Duration
+	// is not measured before). A 502, 503 or 504 waits
+	// shedMeasureRequests instead: a shedding backend refuses a share at
+	// any pace, so its refusals come sooner after a cut than a limit's do.
+	measureRequests     float64
+	shedMeasureRequests float64
+	minBareMeasure      time.Duration
 	// measuredRequests and minMeasured: an accepted rate measured over at
 	// least measuredRequests accepted requests and minMeasured says where
 	// a limit is (refusals below it do not cut; the background share is
@@ -229,7 +232,11 @@ type pacerTuning struct {
 	backgroundStreak int
 }
 
-// defaultTuning is the tuning every pacer runs with.
+// defaultTuning is the tuning every pacer runs with. maxRegain, bareProbe,
+// measureRequests and minBareMeasure are the thirteenth step's, from a
+// random search of the bare law (TestPacerSearch, docs/pacer-search-1.json;
+// the twelfth step's were 6 s, 0.05, 3 and 200 ms); shedMeasureRequests
+// keeps the twelfth step's 3 for a 502, 503 or 504.
 var defaultTuning = pacerTuning{
 	firstBareHold:        time.Second,
 	paceCut:              0.6,
@@ -242,12 +249,13 @@ var defaultTuning = pacerTuning{
 	bareMargin:           0.05,
 	regainRequests:       20,
 	minRegain:            2 * time.Second,
-	maxRegain:            6 * time.Second,
-	bareProbe:            0.05,
+	maxRegain:            10190 * time.Millisecond,
+	bareProbe:            0.041,
 	quietProbe:           0.25,
 	quietShare:           0.01,
-	measureRequests:      3,
-	minBareMeasure:       200 * time.Millisecond,
+	measureRequests:      1.79,
+	shedMeasureRequests:  3,
+	minBareMeasure:       126 * time.Millisecond,
 	measuredRequests:     5,
 	minMeasured:          time.Second,
 	maxBackground:        0.6,
@@ -765,7 +773,11 @@ func (s rateState) bareCut(r refusedAnswer, floor float64) rateState {
 		return s
 	}
 	elapsed := r.At.Sub(s.Since)
-	if s.Mode != rateUnlimited && s.Bare && elapsed < max(tuning.minBareMeasure, time.Duration(tuning.measureRequests*float64(interval(s.ItemsPerRequest, s.Ceiling)))) {
+	measure := tuning.measureRequests
+	if r.Shed {
+		measure = tuning.shedMeasureRequests
+	}
+	if s.Mode != rateUnlimited && s.Bare && elapsed < max(tuning.minBareMeasure, time.Duration(measure*float64(interval(s.ItemsPerRequest, s.Ceiling)))) {
 		// Too soon to tell what the backend takes at this pace.
 		return s
 	}

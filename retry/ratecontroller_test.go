@@ -320,10 +320,10 @@ func TestRateTransitions(t *testing.T) {
 				FirstAccepted: sec(-10), Bare: true, Plateau: 1000, Regain: 2 * time.Second, Streak: 1, LastRefusal: t0},
 		},
 		{
-			name:  "bare, refused within three requests of the cut: too soon to tell, no cut",
+			name:  "bare, refused within 1.79 requests of the cut: too soon to tell, no cut",
 			from:  with(bare(100, 1, 0), func(s *retry.RateState) { s.Measured = false }),
-			event: func(s retry.RateState) retry.RateState { return s.Refused(bareRefusal(0.3)) },
-			want:  inRow(with(bare(100, 2, 1), func(s *retry.RateState) { s.Measured = false }), 1, 0.3),
+			event: func(s retry.RateState) retry.RateState { return s.Refused(bareRefusal(0.15)) },
+			want:  inRow(with(bare(100, 2, 1), func(s *retry.RateState) { s.Measured = false }), 1, 0.15),
 		},
 		{
 			name:  "bare, refused below the rate the backend took: refused whatever the pace, no cut, counted",
@@ -377,9 +377,9 @@ func TestRateTransitions(t *testing.T) {
 			event: func(s retry.RateState) retry.RateState {
 				return s.Refused(bareRefusal(3)) // Recent: 0, no cut
 			},
-			// 3 s after the cut the pace is 1000 × (1 + 0.05 × 1²) = 1050
+			// 3 s after the cut the pace is 1000 × (1 + 0.041 × 1²) = 1041
 			want: with(inRow(bare(0, 6, 6), 2, 3), func(s *retry.RateState) {
-				s.Next, s.Epoch = sec(3).Add(time.Duration(2*float64(paceInterval(1050)))), 2
+				s.Next, s.Epoch = sec(3).Add(time.Duration(2*float64(paceInterval(1041)))), 2
 				s.StreakStart = sec(2.5)
 			}),
 		},
@@ -449,6 +449,16 @@ func TestRateTransitions(t *testing.T) {
 				s.Since, s.Epoch, s.Ceiling, s.Plateau, s.Measured = sec(3), 2, 1140, 1200, false
 				s.Next = sec(3).Add(87719298)
 			}),
+		},
+		{
+			name: "bare 503 (shedding), refused within three requests of the cut (past the 1.79 of a 429): too soon to tell, no cut",
+			from: with(bare(100, 1, 0), func(s *retry.RateState) { s.Measured = false }),
+			event: func(s retry.RateState) retry.RateState {
+				r := bareRefusal(0.25)
+				r.Shed = true
+				return s.Refused(r)
+			},
+			want: with(bare(100, 1, 0), func(s *retry.RateState) { s.Measured = false }), // unchanged: a 503 is not counted in the background share
 		},
 		{
 			// climbing from 950 back to a plateau of 1000 read over too
@@ -653,7 +663,7 @@ func TestRateBareCurve(t *testing.T) {
 		{0, 900},
 		{time.Second, 1000 - 100*0.125}, // half way: seven eighths of the climb
 		{2 * time.Second, 1000},
-		{4 * time.Second, 1000 * (1 + 0.05*4)}, // past it: 5 % × s² since
+		{4 * time.Second, 1000 * (1 + 0.041*4)}, // past it: 4.1 % × s² since
 	} {
 		assert.InDelta(t, tt.want, s.Rate(t0.Add(tt.after)), 1e-9, "%s after the cut", tt.after)
 	}
@@ -662,7 +672,7 @@ func TestRateBareCurve(t *testing.T) {
 	quiet := s
 	quiet.BackgroundAnswered = 20
 	assert.True(t, quiet.Quiet())
-	assert.InDelta(t, 1000*(1+0.05*0.25*4), quiet.Rate(t0.Add(4*time.Second)), 1e-9, "quiet: a quarter of the probe")
+	assert.InDelta(t, 1000*(1+0.041*0.25*4), quiet.Rate(t0.Add(4*time.Second)), 1e-9, "quiet: a quarter of the probe")
 	assert.InDelta(t, 1000-100*0.125, quiet.Rate(t0.Add(time.Second)), 1e-9, "quiet: the climb back as fast")
 	// One refusal among 200 answers (0.5 %, the counts of a stray refusal
 	// some cuts ago, faded): still quiet.
@@ -677,13 +687,13 @@ func TestRateBareCurve(t *testing.T) {
 		loud := quiet
 		f(&loud)
 		assert.False(t, loud.Quiet(), name)
-		assert.InDelta(t, 1000*(1+0.05*4), loud.Rate(t0.Add(4*time.Second)), 1e-9, "%s: the probe as fast", name)
+		assert.InDelta(t, 1000*(1+0.041*4), loud.Rate(t0.Add(4*time.Second)), 1e-9, "%s: the probe as fast", name)
 	}
 }
 
 // TestRateBareRegain: a bare cut climbs back to the plateau over the time
-// of 20 requests at it, at least 2 s and at most 6 s (a fleet member
-// sending a request a second climbs back in 6 s, not 20).
+// of 20 requests at it, at least 2 s and at most 10.19 s (a fleet member
+// sending a request a second climbs back in 10.19 s, not 20).
 func TestRateBareRegain(t *testing.T) {
 	sec := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	for _, tt := range []struct {
@@ -691,9 +701,9 @@ func TestRateBareRegain(t *testing.T) {
 		plateau  float64
 		want     time.Duration
 	}{
-		{6000, 2000, 2 * time.Second}, // 20 requests a second: 1 s, the least is 2 s
-		{1500, 500, 4 * time.Second},  // 5 a second: 4 s
-		{300, 100, 6 * time.Second},   // 1 a second: 20 s, the most is 6 s
+		{6000, 2000, 2 * time.Second},        // 20 requests a second: 1 s, the least is 2 s
+		{1500, 500, 4 * time.Second},         // 5 a second: 4 s
+		{300, 100, 10190 * time.Millisecond}, // 1 a second: 20 s, the most is 10.19 s
 	} {
 		from := retry.RateState{Mode: retry.RatePaced, Ceiling: 950, Since: t0, Next: t0, Epoch: 1, AcceptedRun: tt.accepted,
 			Answered: 10, ItemsPerRequest: 100, FirstAccepted: sec(-10), Bare: true, Plateau: 1000, Regain: 2 * time.Second, Measured: true}

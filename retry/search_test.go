@@ -58,13 +58,16 @@ var searchKnobs = []searchKnob{
 }
 
 // searchVariants are the first n variants of a search seeded with seed
-// around base (the default when base is empty): the default first, then
+// around base (the default when base is empty), with the defaults that
+// under changes (the law of an earlier step: see searchDefaults): the
+// default first, then
 // base; then, drawn in turn from one stream, base with one to six of
 // searchKnobs (one to three around a base that is not the default) at
 // values drawn at random from their ranges (none at the value it had),
 // and none drawn twice. Each has the name SCORE_TUNING takes.
-func searchVariants(seed uint64, n int, base map[string]float64) []pacerVariant {
+func searchVariants(seed uint64, n int, base, under map[string]float64) []pacerVariant {
 	defaults := retry.BareTuningDefaults()
+	maps.Copy(defaults, under)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	out := []pacerVariant{{name: "default", bare: true}}
 	seen := map[string]bool{"default": true}
@@ -122,7 +125,11 @@ func tuningName(set map[string]float64) string {
 // TestPacerSearch is a random search of the bare 429's law: the variants
 // SEARCH_FROM to SEARCH_TO (0 to 100 unless set) of the search seeded with
 // SEARCH_SEED (1 unless set; searchVariants) around the variant
-// SEARCH_BASE names (as SCORE_TUNING; the default unless set), each through the limiter
+// SEARCH_BASE names (as SCORE_TUNING; the default unless set), with the
+// defaults SEARCH_DEFAULTS changes (as SCORE_TUNING: the law of an earlier
+// step, to draw and run a stored search's variants again; the searches
+// docs/pacer-search-1..4.json drew around the twelfth step's, whose
+// values are in their "defaults"), each through the limiter
 // model's 27 cells (TestScore with SCORE_EXTRA, over SEARCH_SCORE_SEEDS
 // seeds, 40 unless set) and the fleet behind the bare request-rate limiter
 // (over SEARCH_BARE_FLEET_SEEDS seeds, 20 unless set). It stores each
@@ -150,7 +157,12 @@ func TestPacerSearch(t *testing.T) {
 	scoreSeeds, bareSeeds := env("SEARCH_SCORE_SEEDS", 40), env("SEARCH_BARE_FLEET_SEEDS", 20)
 	base, err := parseTuning(os.Getenv("SEARCH_BASE"))
 	require.NoError(t, err, "SEARCH_BASE")
+	under, err := parseTuning(os.Getenv("SEARCH_DEFAULTS"))
+	require.NoError(t, err, "SEARCH_DEFAULTS")
 	var args []string
+	if len(under) > 0 {
+		args = append(args, "SEARCH_DEFAULTS="+tuningName(under))
+	}
 	if len(base) > 0 {
 		args = append(args, "SEARCH_BASE="+tuningName(base))
 	}
@@ -160,16 +172,22 @@ func TestPacerSearch(t *testing.T) {
 	stored := struct {
 		scenario.Provenance
 		Seed           int              `json:"seed"`
+		Defaults       string           `json:"defaults,omitempty"`
 		Base           string           `json:"base,omitempty"`
 		ScoreSeeds     int              `json:"score_seeds"`
 		BareFleetSeeds int              `json:"bare_fleet_seeds"`
 		Runs           []map[string]any `json:"runs"`
-	}{Provenance: scenario.NewProvenance(args), Seed: seed, Base: tuningName(base), ScoreSeeds: scoreSeeds, BareFleetSeeds: bareSeeds}
+	}{Provenance: scenario.NewProvenance(args), Seed: seed, Defaults: tuningName(under), Base: tuningName(base), ScoreSeeds: scoreSeeds, BareFleetSeeds: bareSeeds}
 	ours := string(scenario.Ours)
-	variants := searchVariants(uint64(seed), to, base) //nolint:gosec // G115: the seed is never negative
+	variants := searchVariants(uint64(seed), to, base, under) //nolint:gosec // G115: the seed is never negative
 	for i := from; i < to; i++ {
 		name := variants[i].name
-		restore, err := retry.SetTuning(variants[i].set)
+		set := maps.Clone(under)
+		if set == nil {
+			set = map[string]float64{}
+		}
+		maps.Copy(set, variants[i].set)
+		restore, err := retry.SetTuning(set)
 		require.NoError(t, err, name)
 		// One row per cell (its seeds meeting every goal, its excess, its
 		// worst seed's figures), one for the variant (the sums over the
@@ -219,14 +237,14 @@ func TestSearchVariants(t *testing.T) {
 		assert.True(t, k.lo <= d && d <= k.hi, "%s: the default %g within [%g, %g]", k.name, d, k.lo, k.hi)
 		ranges[k.name] = k
 	}
-	vs := searchVariants(1, 300, nil)
+	vs := searchVariants(1, 300, nil, nil)
 	require.Len(t, vs, 300)
 	assert.Equal(t, "default", vs[0].name)
 	assert.Empty(t, vs[0].set)
-	assert.Equal(t, vs[:100], searchVariants(1, 100, nil), "the first of a longer search")
-	assert.NotEqual(t, vs[1].name, searchVariants(2, 2, nil)[1].name, "another seed draws other variants")
+	assert.Equal(t, vs[:100], searchVariants(1, 100, nil, nil), "the first of a longer search")
+	assert.NotEqual(t, vs[1].name, searchVariants(2, 2, nil, nil)[1].name, "another seed draws other variants")
 	base := map[string]float64{"measureRequests": 1.79, "maxRegain": 10.19}
-	around := searchVariants(3, 100, base)
+	around := searchVariants(3, 100, base, nil)
 	assert.Equal(t, []string{"default", "maxRegain=10.19,measureRequests=1.79"}, []string{around[0].name, around[1].name})
 	seen := map[string]bool{}
 	for i, v := range around[2:] {
@@ -276,9 +294,10 @@ func TestStoredSearchesAreDrawnAgain(t *testing.T) {
 		b, err := os.ReadFile(file)
 		require.NoError(t, err)
 		var stored struct {
-			Seed uint64 `json:"seed"`
-			Base string `json:"base"`
-			Runs []struct {
+			Seed     uint64 `json:"seed"`
+			Defaults string `json:"defaults"`
+			Base     string `json:"base"`
+			Runs     []struct {
 				Scenario, Variant string
 				Index             int
 			} `json:"runs"`
@@ -286,11 +305,13 @@ func TestStoredSearchesAreDrawnAgain(t *testing.T) {
 		require.NoError(t, json.Unmarshal(b, &stored), file)
 		base, err := parseTuning(stored.Base)
 		require.NoError(t, err, file)
+		under, err := parseTuning(stored.Defaults)
+		require.NoError(t, err, file)
 		n := 0
 		for _, r := range stored.Runs {
 			n = max(n, r.Index+1)
 		}
-		variants := searchVariants(stored.Seed, n, base)
+		variants := searchVariants(stored.Seed, n, base, under)
 		for _, r := range stored.Runs {
 			if r.Scenario == "score" {
 				assert.Equal(t, variants[r.Index].name, r.Variant, "%s: variant %d", file, r.Index)

@@ -118,6 +118,12 @@ var pacerVariants = []pacerVariant{
 	// (the long 2 requests/s GCRA's probes).
 	{"measureRequests=2", map[string]float64{"measureRequests": 2}, true},
 	{"maxRegain=12,quietProbe=0.1", map[string]float64{"maxRegain": 12, "quietProbe": 0.1}, true},
+	// The thirteenth step's values: the twelfth step's law (four values
+	// of the bare law, from a random search: TestPacerSearch), and this
+	// law with a 502, 503 or 504 measured after as few requests as a 429.
+	{"bareProbe=0.05,maxRegain=6,measureRequests=3,minBareMeasure=0.2",
+		map[string]float64{"bareProbe": 0.05, "maxRegain": 6, "measureRequests": 3, "minBareMeasure": 0.2}, true},
+	{"shedMeasureRequests=1.79", map[string]float64{"shedMeasureRequests": 1.79}, true},
 	// The noise floor: values a hair from the default's, which no law
 	// tells apart from it; what they move is chance (the order of
 	// requests the bubble wakes at one instant, the phase of a window).

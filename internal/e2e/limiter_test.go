@@ -7,6 +7,8 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -74,15 +76,29 @@ func TestRetryAfterRequestRateLimiter(t *testing.T) {
 // the collector under test and checks its counts.
 func runCell(t *testing.T, name string, usedFloor float64) {
 	t.Helper()
-	f := runOurs(t, bench.DefaultParams(), name, 3*time.Minute)
+	dir := t.TempDir()
+	f := runOursIn(t, bench.DefaultParams(), name, 3*time.Minute, dir)
 	t.Logf("%s: %d spans, %d delivered, %d lost; %d requests, %.1f %% refused; %.1f %% of the limit used; delivered in %s",
 		name, f.Spans, f.Delivered, f.Lost, f.Requests, 100*share(f.RefusedShare), 100*share(f.LimitUsed), fmtSeconds(f.DeliverySeconds))
 	checkPaced(t, f, bench.GoalRefused, f.LimitUsed, usedFloor, "of the limit")
+	if t.Failed() {
+		// What the backend saw, request by request, for the next reader
+		// of a failed run (the run's directory goes with the test).
+		if b, err := os.ReadFile(filepath.Join(dir, "timeline.tsv")); err == nil {
+			t.Logf("the backend's timeline (timeline.tsv):\n%s", b)
+		}
+	}
 }
 
 // runOurs runs the benchmark's scenario name, built from p, once through
 // the collector under test.
 func runOurs(t *testing.T, p bench.Params, name string, timeout time.Duration) bench.Figures {
+	t.Helper()
+	return runOursIn(t, p, name, timeout, t.TempDir())
+}
+
+// runOursIn is runOurs in the run directory dir.
+func runOursIn(t *testing.T, p bench.Params, name string, timeout time.Duration, dir string) bench.Figures {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -90,7 +106,7 @@ func runOurs(t *testing.T, p bench.Params, name string, timeout time.Duration) b
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := sc.Run(ctx, bench.Ours, collectorBin(t), bench.DefaultSetup(), t.TempDir(), bench.NewBodies())
+	res, err := sc.Run(ctx, bench.Ours, collectorBin(t), bench.DefaultSetup(), dir, bench.NewBodies())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -484,10 +485,14 @@ func writeTimeline(dir string, records []demobackend.Record) {
 		return
 	}
 	var b strings.Builder
-	b.WriteString("ms\tstatus\titems\tretry_after\tkey\n")
+	b.WriteString("ms\tstatus\titems\tretry_after\tkey\tanswered_ms\n")
 	t0 := records[0].Arrival
 	for _, r := range records {
-		fmt.Fprintf(&b, "%d\t%d\t%d\t%s\t%s\n", r.Arrival.Sub(t0).Milliseconds(), r.Status, r.Items, r.RetryAfter, r.Key)
+		answered := ""
+		if !r.Answered.IsZero() {
+			answered = strconv.FormatFloat(float64(r.Answered.Sub(t0).Microseconds())/1000, 'f', 3, 64)
+		}
+		fmt.Fprintf(&b, "%d\t%d\t%d\t%s\t%s\t%s\n", r.Arrival.Sub(t0).Milliseconds(), r.Status, r.Items, r.RetryAfter, r.Key, answered)
 	}
 	_ = os.WriteFile(filepath.Join(dir, "timeline.tsv"), []byte(b.String()), 0o600)
 }

@@ -237,6 +237,7 @@ func (f Fleet) Run(ctx context.Context, exp Exporter, bin string, setup Setup, d
 	}
 
 	records := backend.Records()
+	writeTimeline(dir, records)
 	sum := demobackend.Summarize(records)
 	for _, a := range wire.Arrivals() {
 		res.Arrivals = append(res.Arrivals, a.At)

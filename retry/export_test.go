@@ -86,6 +86,10 @@ func (p *Pacer) Lately(r Refusal) (bool, Crowding) {
 	return f.Accepted, f.Crowding
 }
 
+// LatelyUnlearned is whether lately reads the destination as one nothing
+// is known of, for the hold a bare 429 begins (Policy).
+func (p *Pacer) LatelyUnlearned(r Refusal) bool { return p.lately(r).Unlearned }
+
 // BinomialTail is binomialTail, for its test.
 var BinomialTail = binomialTail
 
@@ -126,6 +130,10 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 			t.maxRegain = seconds(v)
 		case "measureRequests":
 			t.measureRequests = v
+		case "firstCrowdedByOthers":
+			t.firstCrowdedByOthers = v != 0
+		case "unlearnedTentative":
+			t.unlearnedTentative = v != 0
 		case "shedMeasureRequests":
 			t.shedMeasureRequests = v
 		case "minBareMeasure":

@@ -664,13 +664,48 @@ func TestPacerLearnsConcurrencyFromTheFirstRefusal(t *testing.T) {
 
 	p = start()
 	p.Refused(retry.Refusal{At: clock.Now(), Sent: clock.Now(), Items: 100, Bare: true, InFlight: 1}, retry.RateLimit{})
-	assert.Zero(t, p.State().Concurrency, "refused alone in flight with nothing accepted: not a concurrency limit")
+	assert.Equal(t, 1, p.State().Concurrency, "a second refused, one still out: at most one at once, tentatively")
+	p.Refused(retry.Refusal{At: clock.Now(), Sent: clock.Now(), Items: 100, Bare: true, InFlight: 1}, retry.RateLimit{})
+	assert.Zero(t, p.State().Concurrency, "all three refused, nothing accepted: the backend refuses everything, not a concurrency limit")
 
 	p = start()
 	p.Refused(retry.Refusal{At: clock.Now(), Sent: clock.Now(), Items: 100, Bare: true, InFlight: 2}, retry.RateLimit{})
 	assert.Equal(t, 1, p.State().Concurrency, "refused with one ahead of it: at most one at once, tentatively")
 	p.Unanswered()
 	assert.Zero(t, p.State().Concurrency, "the last of them unanswered: none was accepted, forgotten")
+}
+
+// TestPacerEverythingRefusedAtOnceIsUnlearned: three requests leave
+// together to a destination nothing is known of, and all three are
+// refused bare. The first two refusals, with others still out, set a
+// tentative concurrency limit (TestPacerLearnsConcurrencyFromTheFirstRefusal);
+// the last, with none left out and nothing accepted, forgets it. The
+// policy reads that last refusal as one to a destination nothing is known
+// of (a first bare hold of 1 s, whose accepted probe leaves the pace
+// unlimited), as a single request refused alone is: read with the
+// tentative limit still set, it held the destination retry_after::default
+// (5 s), and its accepted probe then released every queued payload at
+// once. Behind a limiter closed for 5 s (the bare fleet of 50), the
+// collectors that took that path sent tens of requests each in the first
+// second after it reopened, most of them refused (docs/benchmarks.md,
+// "A first bare hold after refusals all at once").
+func TestPacerEverythingRefusedAtOnceIsUnlearned(t *testing.T) {
+	clock := retrytest.NewClock(t0)
+	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
+	for range 3 {
+		p.Depart(clock.Now())
+	}
+	for i, want := range []retry.Crowding{retry.CrowdedFirst, retry.CrowdedFirst, retry.NotCrowded} {
+		r := retry.Refusal{At: clock.Now(), Sent: clock.Now(), Items: 100, Bare: true, InFlight: 3}
+		_, crowding := p.Lately(r)
+		require.Equal(t, want, crowding, "refusal %d", i+1)
+		if want == retry.NotCrowded {
+			assert.True(t, p.LatelyUnlearned(r), "the last refusal: nothing is known of the destination")
+		}
+		p.Refused(r, retry.RateLimit{})
+	}
+	assert.Zero(t, p.State().Concurrency, "the tentative limit forgotten")
+	assert.True(t, p.State().Unlearned())
 }
 
 // TestPacerSheddingKeepsThePace: a backend that answers half of the

@@ -139,9 +139,23 @@ type pacerTuning struct {
 	// is not measured before). A 502, 503 or 504 waits
 	// shedMeasureRequests instead: a shedding backend refuses a share at
 	// any pace, so its refusals come sooner after a cut than a limit's do.
-	measureRequests     float64
-	shedMeasureRequests float64
-	minBareMeasure      time.Duration
+	// unlearnedTentative: a bare 429 with nothing accepted and no other
+	// request out reads the destination as one nothing is known of even
+	// when the refusals before it, with others out, set a tentative
+	// concurrency limit (which this refusal forgets): it begins the first
+	// bare hold (firstBareHold), not retry_after::default. False (a
+	// variant only): the thirteenth step's law.
+	unlearnedTentative bool
+	// firstCrowdedByOthers: a bare 429 with nothing accepted yet, to a
+	// request that left alone while the requests that left after it are
+	// still out, is crowded first (a tentative limit of those others):
+	// they may have reached the backend before it. False (a variant
+	// only): the thirteenth step's law, which read it as a lone refusal
+	// (a first bare hold and a slow start behind a concurrency limit).
+	firstCrowdedByOthers bool
+	measureRequests      float64
+	shedMeasureRequests  float64
+	minBareMeasure       time.Duration
 	// measuredRequests and minMeasured: an accepted rate measured over at
 	// least measuredRequests accepted requests and minMeasured says where
 	// a limit is (refusals below it do not cut; the background share is
@@ -271,6 +285,8 @@ var defaultTuning = pacerTuning{
 	windowLastRefusal:    3 * time.Second / 2,
 	windowSlack:          time.Second,
 	answerCap:            true,
+	unlearnedTentative:   true,
+	firstCrowdedByOthers: true,
 }
 
 // tuning is the tuning the pacers run with: defaultTuning, but for the
@@ -422,7 +438,13 @@ const (
 // Crowding is whether r came from crossing a concurrency limit, and the
 // limit it shows (0 for none).
 func (s rateState) Crowding(r refusedAnswer) (crowding, int) {
+	first := r.MaxAcceptedInFlight == 0 && r.Recent == 0 && r.Others > 0 && !r.Shed
 	switch {
+	case first && r.InFlight <= 1 && tuning.firstCrowdedByOthers:
+		// Nothing accepted yet, and it left alone, but the requests that
+		// left after it are still out: they may have reached the backend
+		// before it (requests that leave together arrive in any order).
+		return crowdedFirst, r.Others
 	case r.InFlight <= 1:
 		return notCrowded, 0
 	case s.Concurrency > 0 && !s.Tentative && max(r.InFlight, r.Others+1) > s.Concurrency:
@@ -432,7 +454,7 @@ func (s rateState) Crowding(r refusedAnswer) (crowding, int) {
 		return crowdedLearned, s.Concurrency
 	case r.MaxAcceptedInFlight > 0 && r.InFlight > r.MaxAcceptedInFlight:
 		return crowdedLearned, r.MaxAcceptedInFlight
-	case r.MaxAcceptedInFlight == 0 && r.Recent == 0 && r.Others > 0 && !r.Shed:
+	case first:
 		return crowdedFirst, r.InFlight - 1
 	}
 	return notCrowded, 0

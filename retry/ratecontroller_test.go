@@ -736,7 +736,11 @@ func TestRateCrowding(t *testing.T) {
 		want  retry.Crowding
 		limit int
 	}{
-		{"alone in flight: no concurrency signal", retry.RateState{}, retry.Refusal{InFlight: 1, Others: 3, Bare: true}, retry.NotCrowded, 0},
+		{"alone in flight, nothing else out: no concurrency signal", retry.RateState{}, retry.Refusal{InFlight: 1, Bare: true}, retry.NotCrowded, 0},
+		{"alone in flight once something was accepted: no concurrency signal", retry.RateState{},
+			retry.Refusal{InFlight: 1, Others: 3, MaxAcceptedInFlight: 1, Recent: 100, Bare: true}, retry.NotCrowded, 0},
+		{"left alone, nothing accepted yet, three that left after it still out (they may have arrived first): at most those, tentatively",
+			retry.RateState{}, retry.Refusal{InFlight: 1, Others: 3, Bare: true}, retry.CrowdedFirst, 3},
 		{"left with three in flight, the backend accepted two at once lately: a limit of two", retry.RateState{},
 			retry.Refusal{InFlight: 3, MaxAcceptedInFlight: 2, Recent: 100, Bare: true}, retry.CrowdedLearned, 2},
 		{"left with two in flight, the backend accepted two at once: not past it", retry.RateState{},

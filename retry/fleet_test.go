@@ -39,6 +39,11 @@ type fleetSim struct {
 	// Phase spreads the collectors' loads: each starts at a random offset
 	// in [0, Phase).
 	Phase time.Duration
+	// StartBurst, when above one, queues each collector's first
+	// StartBurst batches at its offset at once (a load whose first
+	// batches arrive together, as the built collectors' do), the others
+	// on their schedule.
+	StartBurst int
 	// Limiter, when set, replaces the token bucket after the window, and
 	// the window's 429s carry a Retry-After only when its hint is
 	// retry-after (fleetlimiter_test.go).
@@ -184,7 +189,11 @@ func (s fleetSim) run(seed uint64) fleetFigures {
 		wg.Go(func() {
 			defer close(queue)
 			for k := range batches {
-				time.Sleep(time.Until(start.Add(offset + time.Duration(float64(k)/s.Rate*float64(time.Second)))))
+				at := offset + time.Duration(float64(k)/s.Rate*float64(time.Second))
+				if k < s.StartBurst {
+					at = offset
+				}
+				time.Sleep(time.Until(start.Add(at)))
 				queue <- k
 			}
 			mu.Lock()

@@ -10,9 +10,11 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/otlphttpretry/otlphttpretry/internal/limiter"
 	"github.com/otlphttpretry/otlphttpretry/internal/scenario"
+	"github.com/otlphttpretry/otlphttpretry/retry"
 )
 
 // bareFleetSim is the fleet of 50 (defaultFleetSim) against a request-rate
@@ -95,4 +97,41 @@ func TestFleetBareDistribution(t *testing.T) {
 		stored.Finish()
 		writeStoredRun(t, path, stored)
 	}
+}
+
+// TestBareFleetStartBurst: the fleet behind the bare limiter, each
+// collector's first three batches arriving at once (StartBurst, as the
+// built collectors' first batches do). Each collector's first refusals
+// then come with others of its requests out: they set a tentative
+// concurrency limit, and the last of them forgets it. Read as a first
+// refusal (unlearnedTentative), it holds the collector 1 s and the
+// collector slow-starts after the window, so the first second after the
+// window stays near the limiter's rate; held retry_after::default
+// instead, and left unlimited by its accepted probe, each such collector
+// sent its whole backlog at once, about three times the rate in that
+// second (the built collectors: docs/benchmarks.md, "two misreadings at
+// a destination's start"). Medians over seeds 0-9.
+func TestBareFleetStartBurst(t *testing.T) {
+	afterWindow := func() float64 {
+		var after []float64
+		for seed := range uint64(10) {
+			s := bareFleetSim()
+			s.StartBurst = 3
+			f := simulateFleet(t, s, seed)
+			assert.Zero(t, f.Lost, "seed %d: batches lost", seed)
+			after = append(after, float64(f.AfterWindow))
+		}
+		return scenario.Median(after)
+	}
+	s := bareFleetSim()
+	got := afterWindow()
+	t.Logf("first second after the window, median: %.0f requests (limit %.0f/s)", got, s.QuotaRPS)
+	assert.LessOrEqual(t, got, 1.1*s.QuotaRPS, "the first second after the window, at most a tenth past the limiter's rate")
+
+	restore, err := retry.SetTuning(map[string]float64{"unlearnedTentative": 0})
+	require.NoError(t, err)
+	defer restore()
+	without := afterWindow()
+	t.Logf("without unlearnedTentative: %.0f requests", without)
+	assert.Greater(t, without, 2*s.QuotaRPS, "the rule is what keeps the first second near the limit")
 }

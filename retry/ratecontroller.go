@@ -139,6 +139,9 @@ type pacerTuning struct {
 	// is not measured before). A 502, 503 or 504 waits
 	// shedMeasureRequests instead: a shedding backend refuses a share at
 	// any pace, so its refusals come sooner after a cut than a limit's do.
+	measureRequests     float64
+	shedMeasureRequests float64
+	minBareMeasure      time.Duration
 	// unlearnedTentative: a bare 429 with nothing accepted and no other
 	// request out reads the destination as one nothing is known of even
 	// when the refusals before it, with others out, set a tentative
@@ -153,9 +156,6 @@ type pacerTuning struct {
 	// only): the thirteenth step's law, which read it as a lone refusal
 	// (a first bare hold and a slow start behind a concurrency limit).
 	firstCrowdedByOthers bool
-	measureRequests      float64
-	shedMeasureRequests  float64
-	minBareMeasure       time.Duration
 	// measuredRequests and minMeasured: an accepted rate measured over at
 	// least measuredRequests accepted requests and minMeasured says where
 	// a limit is (refusals below it do not cut; the background share is

@@ -330,10 +330,8 @@ func (p *Pacer) lately(r refusedAnswer) lateFacts {
 	r = p.measureLocked(r)
 	s := p.rate.At(r.At, p.cfg.QuietPeriod)
 	c, _ := s.Crowding(r)
-	if tuning.unlearnedTentative && c == notCrowded && r.Recent == 0 {
-		// As Refused leaves it: a refusal that explains nothing of a
-		// tentative limit, with nothing accepted lately, forgets it.
-		s = s.forgetTentative()
+	if tuning.unlearnedTentative && c == notCrowded {
+		s = s.uncrowdedRefusal(r) // as Refused will leave it
 	}
 	return lateFacts{Accepted: r.Recent > 0, Crowding: c, Unlearned: s.Unlearned(), BareStart: s.BareStart, WindowHold: s.WindowHold()}
 }

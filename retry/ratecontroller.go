@@ -642,6 +642,16 @@ func (s rateState) answeredPending() rateState {
 }
 
 // forgetTentative drops a tentative concurrency limit.
+// uncrowdedRefusal is what a refusal r that crossed no concurrency limit
+// does to a tentative one: with nothing accepted lately, it is a refusal
+// that holds the destination, and the tentative limit is forgotten.
+func (s rateState) uncrowdedRefusal(r refusedAnswer) rateState {
+	if r.Recent == 0 {
+		return s.forgetTentative()
+	}
+	return s
+}
+
 func (s rateState) forgetTentative() rateState {
 	if s.Tentative {
 		s.Concurrency, s.ConcurrencySince, s.Tentative, s.Pending = 0, time.Time{}, false, 0
@@ -720,11 +730,7 @@ func (s rateState) Refused(r refusedAnswer) rateState {
 		}
 		return s
 	}
-	s = s.answeredPending()
-	if r.Recent == 0 {
-		// Nothing accepted lately: a refusal that holds the destination.
-		s = s.forgetTentative()
-	}
+	s = s.answeredPending().uncrowdedRefusal(r)
 	if s.Unlearned() {
 		switch {
 		case !r.Bare || r.Shed:

@@ -114,6 +114,8 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 			t.slowStartDoubling = seconds(v)
 		case "firstBareCut":
 			t.firstBareCut = v
+		case "firstBareSpan":
+			t.firstBareSpan = seconds(v)
 		case "bareMargin":
 			t.bareMargin = v
 		case "regainRequests":

@@ -103,6 +103,15 @@ type pacerTuning struct {
 	// firstBareCut is how far below the rate requests went at the first
 	// bare refusal (from unlimited) sets the pace.
 	firstBareCut float64
+	// firstBareSpan (a variant only; zero, off, in the default): the
+	// first bare cut's pace is also at most a firstBareCut below what was
+	// accepted over the last firstBareSpan (or since the first acceptance,
+	// when longer), so that a bucket's burst, spent before the first
+	// refusal, does not pass for its rate (as firstRefusalSpan does after
+	// a Retry-After); the plateau it climbs back to is still the rate
+	// requests went at. Measured and not kept: docs/benchmarks.md ("The
+	// worst cell's start").
+	firstBareSpan time.Duration
 	// bareMargin is how far below the rate the backend accepted a later
 	// bare cut sets the pace, so that a bucket the pace emptied fills
 	// again.
@@ -826,7 +835,12 @@ func (s rateState) bareCut(r refusedAnswer, floor float64) rateState {
 		// was chosen with the overstatement.
 		span := s.span(r.At, minBareSpan, acceptWindow).Seconds()
 		sent := max((1-tuning.firstBareCut)*float64(r.RecentSent)/span, floor)
-		return s.bare(r.At, sent, sent/(1-tuning.firstBareCut), false)
+		ceiling := sent
+		if s.Mode == rateUnlimited && !r.Shed && tuning.firstBareSpan > 0 {
+			accepted := float64(r.Recent) / s.span(r.At, tuning.firstBareSpan, acceptWindow).Seconds()
+			ceiling = max(min(ceiling, (1-tuning.firstBareCut)*accepted), floor)
+		}
+		return s.bare(r.At, ceiling, sent/(1-tuning.firstBareCut), false)
 	}
 	if s.AcceptedRun == 0 && r.Recent == 0 {
 		// Nothing accepted since the last cut, nor within acceptWindow:

@@ -124,6 +124,15 @@ var pacerVariants = []pacerVariant{
 	{"bareProbe=0.05,maxRegain=6,measureRequests=3,minBareMeasure=0.2",
 		map[string]float64{"bareProbe": 0.05, "maxRegain": 6, "measureRequests": 3, "minBareMeasure": 0.2}, true},
 	{"shedMeasureRequests=1.79", map[string]float64{"shedMeasureRequests": 1.79}, true},
+	// The worst cell's start (after the two start fixes): the first bare
+	// cut's pace also at most what was accepted over the last 0.5 s or
+	// 1 s, so that a GCRA's burst, spent before the first refusal, does
+	// not pass for its rate; and that with a climb back counted over 40
+	// requests, up to 20 s (no probe past the limit within the worst
+	// cell's run).
+	{"firstBareSpan=0.5", map[string]float64{"firstBareSpan": 0.5}, true},
+	{"firstBareSpan=1", map[string]float64{"firstBareSpan": 1}, true},
+	{"firstBareSpan=0.5,regainRequests=40,maxRegain=20", map[string]float64{"firstBareSpan": 0.5, "regainRequests": 40, "maxRegain": 20}, true},
 	// The noise floor: values a hair from the default's, which no law
 	// tells apart from it; what they move is chance (the order of
 	// requests the bubble wakes at one instant, the phase of a window).

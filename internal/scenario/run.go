@@ -478,21 +478,22 @@ func liveHeap(ctx context.Context, url string, d, limit time.Duration) (float64,
 }
 
 // writeTimeline writes every request the backend answered to
-// dir/timeline.tsv (milliseconds from the first, status, items, key), for
+// dir/timeline.tsv (milliseconds from the first, status, items, key, when
+// answered, and the tenant: the fleet's X-Scope-OrgID, empty elsewhere), for
 // reading a run kept with -keep.
 func writeTimeline(dir string, records []demobackend.Record) {
 	if len(records) == 0 {
 		return
 	}
 	var b strings.Builder
-	b.WriteString("ms\tstatus\titems\tretry_after\tkey\tanswered_ms\n")
+	b.WriteString("ms\tstatus\titems\tretry_after\tkey\tanswered_ms\ttenant\n")
 	t0 := records[0].Arrival
 	for _, r := range records {
 		answered := ""
 		if !r.Answered.IsZero() {
 			answered = strconv.FormatFloat(float64(r.Answered.Sub(t0).Microseconds())/1000, 'f', 3, 64)
 		}
-		fmt.Fprintf(&b, "%d\t%d\t%d\t%s\t%s\t%s\n", r.Arrival.Sub(t0).Milliseconds(), r.Status, r.Items, r.RetryAfter, r.Key, answered)
+		fmt.Fprintf(&b, "%d\t%d\t%d\t%s\t%s\t%s\t%s\n", r.Arrival.Sub(t0).Milliseconds(), r.Status, r.Items, r.RetryAfter, r.Key, answered, r.Header.Get("X-Scope-OrgID"))
 	}
 	_ = os.WriteFile(filepath.Join(dir, "timeline.tsv"), []byte(b.String()), 0o600)
 }

@@ -116,6 +116,8 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 			t.firstBareCut = v
 		case "firstBareSpan":
 			t.firstBareSpan = seconds(v)
+		case "cutFromFirstSlot":
+			t.cutFromFirstSlot = v != 0
 		case "bareMargin":
 			t.bareMargin = v
 		case "regainRequests":

@@ -112,6 +112,14 @@ type pacerTuning struct {
 	// requests went at. Measured and not kept: docs/benchmarks.md ("The
 	// worst cell's start").
 	firstBareSpan time.Duration
+	// cutFromFirstSlot (a variant only; off in the default): a bare cut's
+	// measure of what was accepted since the last cut leaves out the
+	// silence before the curve's first request past the one interval it
+	// was booked for (a row's spaced requests, a hold): behind a fixed
+	// window that silence is the window's reset, not its rate. Measured
+	// and not kept: docs/benchmarks.md ("Main after the two start
+	// fixes").
+	cutFromFirstSlot bool
 	// bareMargin is how far below the rate the backend accepted a later
 	// bare cut sets the pace, so that a bucket the pace emptied fills
 	// again.
@@ -862,7 +870,14 @@ func (s rateState) bareCut(r refusedAnswer, floor float64) rateState {
 	// through for a moment.
 	accepted := float64(r.Recent) / s.span(r.At, minBareSpan, acceptWindow).Seconds()
 	if s.AcceptedRun > 0 {
-		accepted = float64(s.AcceptedRun) / elapsed.Seconds()
+		span := elapsed
+		if tuning.cutFromFirstSlot && !s.FirstSlot.IsZero() {
+			// Silence before the curve's first request, past the one
+			// interval at its ceiling it was booked for, is not the
+			// backend's rate.
+			span = min(span, max(r.At.Sub(s.FirstSlot.Add(-interval(s.ItemsPerRequest, s.Ceiling))), minCutElapsed))
+		}
+		accepted = float64(s.AcceptedRun) / span.Seconds()
 	}
 	measured := s.longMeasure(r.At)
 	accepted = max(accepted/(1-bg), floor)

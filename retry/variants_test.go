@@ -133,6 +133,9 @@ var pacerVariants = []pacerVariant{
 	{"firstBareSpan=0.5", map[string]float64{"firstBareSpan": 0.5}, true},
 	{"firstBareSpan=1", map[string]float64{"firstBareSpan": 1}, true},
 	{"firstBareSpan=0.5,regainRequests=40,maxRegain=20", map[string]float64{"firstBareSpan": 0.5, "regainRequests": 40, "maxRegain": 20}, true},
+	// The 1 s window's used share: a bare cut measured from the curve's
+	// first request (less one interval), not from the cut.
+	{"cutFromFirstSlot=1", map[string]float64{"cutFromFirstSlot": 1}, true},
 	// The noise floor: values a hair from the default's, which no law
 	// tells apart from it; what they move is chance (the order of
 	// requests the bubble wakes at one instant, the phase of a window).

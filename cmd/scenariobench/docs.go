@@ -36,8 +36,9 @@ package main
 //	                               median of the pairs' ratios ours ÷ core
 //	fleet FILE                     the fleet's medians and ratios
 //	matrix FILE                    the limiter matrix's table and worst cells (-matrix-table)
-//	met FILE EXPORTER              in how many of the exporter's (ours, core) runs of
-//	                               the limiter matrix's cells every goal was met: "10 of 13"
+//	met FILE EXPORTER [CELL]       in how many of the exporter's (ours, core) runs of
+//	                               the limiter matrix's cells (or of CELL's alone)
+//	                               every goal was met: "10 of 13"
 //	gobench FILE                   the Go micro-benchmarks (cmd/benchjson's JSON)
 //
 // FILES is one JSON file of docs/ or several, comma-separated, whose runs
@@ -260,10 +261,14 @@ func (r *figureRenderer) render(spec string) (string, error) {
 		}
 		return b.String(), nil
 	case "met":
-		if len(args) != 1 || exporterNames[args[0]] == "" {
-			return "", errors.New("met wants FILE ours|core")
+		if len(args) < 1 || len(args) > 2 || exporterNames[args[0]] == "" {
+			return "", errors.New("met wants FILE ours|core [CELL]")
 		}
-		return metCells(filepath.Join(r.dir, files[0]), exporterNames[args[0]])
+		cell := ""
+		if len(args) == 2 {
+			cell = args[1]
+		}
+		return metCells(filepath.Join(r.dir, files[0]), exporterNames[args[0]], cell)
 	case "gobench":
 		return r.goBench(files[0])
 	}

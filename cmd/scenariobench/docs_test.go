@@ -164,6 +164,15 @@ func TestDocFiguresOfTheMatrix(t *testing.T) {
 	assert.Equal(t, "1 of 13", got)
 	_, err = r.render("met scenariobench-matrix-before.json both")
 	require.Error(t, err)
+	// One cell's runs: the bytes bucket met its goals, the 1 s window did not.
+	got, err = r.render("met scenariobench-matrix-before.json ours token-bytes/retry-after/4rps/5000")
+	require.NoError(t, err)
+	assert.Equal(t, "1 of 1", got)
+	got, err = r.render("met scenariobench-matrix-before.json ours fixed-window-1s/none/20rps/500")
+	require.NoError(t, err)
+	assert.Equal(t, "0 of 1", got)
+	_, err = r.render("met scenariobench-matrix-before.json ours no/such/cell")
+	require.Error(t, err)
 
 	got, err = r.render(`v scenariobench-matrix-before.json gcra/none/2rps/5000\|ours\|requests max f0`)
 	require.NoError(t, err)

@@ -197,14 +197,14 @@ func judgeStoredMatrix(path string) ([]scenario.Scenario, []scenario.Figures, *m
 
 // metCells says in how many of an exporter's judged runs of the cells of a
 // stored matrix run every goal was met: "10 of 13".
-func metCells(path, exporter string) (string, error) {
+func metCells(path, exporter, cell string) (string, error) {
 	_, _, m, err := judgeStoredMatrix(path)
 	if err != nil {
 		return "", err
 	}
 	met, all := 0, 0
 	for _, v := range m.Verdicts {
-		if v.Exporter != exporter {
+		if v.Exporter != exporter || (cell != "" && v.Cell != cell) {
 			continue
 		}
 		all++
@@ -213,7 +213,7 @@ func metCells(path, exporter string) (string, error) {
 		}
 	}
 	if all == 0 {
-		return "", fmt.Errorf("%s: no run of %s", path, exporter)
+		return "", fmt.Errorf("%s: no run of %s %s", path, exporter, cell)
 	}
 	return fmt.Sprintf("%d of %d", met, all), nil
 }

@@ -809,3 +809,50 @@ func TestWindowHold(t *testing.T) {
 	defer restore()
 	assert.False(t, retry.RateState{Windowed: true}.WindowHold(), "windowHolds off (the ninth step's law)")
 }
+
+// TestRateCutVariants: the two variants of the bare cut measured against
+// the default in docs/benchmarks.md ("Main after the two start fixes"),
+// each off in the default: firstBareSpan (the first cut also at most what
+// was accepted over a span, so that a spent burst does not pass for a
+// rate) and cutFromFirstSlot (a later cut's measure leaves out the
+// silence before the curve's first request, past the interval it was
+// booked for).
+func TestRateCutVariants(t *testing.T) {
+	sec := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	with := func(set map[string]float64, f func()) {
+		restore, err := retry.SetTuning(set)
+		require.NoError(t, err)
+		defer restore()
+		f()
+	}
+
+	// Two requests of 100 items accepted from 0.48 s before, the third
+	// refused: 300 items sent, 200 accepted.
+	burst := retry.RateState{FirstAccepted: sec(-0.48), AcceptedRun: 200, ItemsPerRequest: 100}
+	first := retry.Refusal{At: t0, Sent: sec(-0.01), Items: 100, Bare: true, Recent: 200, RecentSent: 300}
+	got := burst.Refused(first)
+	assert.InDelta(t, 0.95*300/0.48, got.Ceiling, 1e-6, "default: a twentieth below the rate requests went at")
+	assert.InDelta(t, 300/0.48, got.Plateau, 1e-6)
+	with(map[string]float64{"firstBareSpan": 1}, func() {
+		got := burst.Refused(first)
+		assert.InDelta(t, 0.95*200, got.Ceiling, 1e-6, "firstBareSpan: a twentieth below what was accepted over 1 s")
+		assert.InDelta(t, 300/0.48, got.Plateau, 1e-6, "and climbing back to the rate requests went at")
+	})
+
+	// A bare cut at t0 to 950 items a second; its first request left only
+	// at 2 s (a row of refusals spaced it out); 3 000 items accepted since;
+	// refused at 5 s, past the plateau.
+	cut := retry.RateState{Mode: retry.RatePaced, Ceiling: 950, Since: t0, Next: t0, Epoch: 1, AcceptedRun: 3000, Answered: 30,
+		ItemsPerRequest: 100, FirstAccepted: sec(-10), Bare: true, Plateau: 1000, Regain: 2 * time.Second, FirstSlot: sec(2)}
+	later := retry.Refusal{At: sec(5), Sent: sec(4.99), Items: 100, Bare: true, Recent: 1200, RecentSent: 1300}
+	assert.InDelta(t, 0.95*3000/5, cut.Refused(later).Ceiling, 1e-6, "default: over the 5 s since the cut")
+	booked := paceInterval(950) // the one interval the first request was booked for
+	with(map[string]float64{"cutFromFirstSlot": 1}, func() {
+		from := sec(2).Add(-booked)
+		assert.InDelta(t, 0.95*3000/sec(5).Sub(from).Seconds(), cut.Refused(later).Ceiling, 1e-6,
+			"cutFromFirstSlot: over the time since one interval before the first request")
+		onTime := cut
+		onTime.FirstSlot = t0.Add(booked)
+		assert.InDelta(t, 0.95*3000/5, onTime.Refused(later).Ceiling, 1e-3, "a first request on time: the same as the default")
+	})
+}

@@ -688,7 +688,7 @@ func TestPacerLearnsConcurrencyFromTheFirstRefusal(t *testing.T) {
 // once. Behind a limiter closed for 5 s (the bare fleet of 50), the
 // collectors that took that path sent tens of requests each in the first
 // second after it reopened, most of them refused (docs/benchmarks.md,
-// "A first bare hold after refusals all at once").
+// "two misreadings at a destination's start").
 func TestPacerEverythingRefusedAtOnceIsUnlearned(t *testing.T) {
 	clock := retrytest.NewClock(t0)
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)

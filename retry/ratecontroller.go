@@ -658,7 +658,6 @@ func (s rateState) answeredPending() rateState {
 	return s
 }
 
-// forgetTentative drops a tentative concurrency limit.
 // uncrowdedRefusal is what a refusal r that crossed no concurrency limit
 // does to a tentative one: with nothing accepted lately, it is a refusal
 // that holds the destination, and the tentative limit is forgotten.
@@ -669,6 +668,7 @@ func (s rateState) uncrowdedRefusal(r refusedAnswer) rateState {
 	return s
 }
 
+// forgetTentative drops a tentative concurrency limit.
 func (s rateState) forgetTentative() rateState {
 	if s.Tentative {
 		s.Concurrency, s.ConcurrencySince, s.Tentative, s.Pending = 0, time.Time{}, false, 0

@@ -213,7 +213,10 @@ func metCells(path, exporter, cell string) (string, error) {
 		}
 	}
 	if all == 0 {
-		return "", fmt.Errorf("%s: no run of %s %s", path, exporter, cell)
+		if cell != "" {
+			return "", fmt.Errorf("%s: no run of %s in cell %s", path, exporter, cell)
+		}
+		return "", fmt.Errorf("%s: no run of %s", path, exporter)
 	}
 	return fmt.Sprintf("%d of %d", met, all), nil
 }

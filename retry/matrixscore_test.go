@@ -323,7 +323,7 @@ func TestScore(t *testing.T) {
 		scenario.Provenance
 		Seeds int              `json:"seeds"`
 		Runs  []map[string]any `json:"runs"`
-	}{Provenance: scenario.NewProvenance([]string{"SCORE_EXTRA=" + os.Getenv("SCORE_EXTRA"), "SCORE_SEEDS=" + strconv.Itoa(n), "SCORE_JSON=" + path, "go", "test", "-run", "TestScore$", "./retry/"}), Seeds: n}
+	}{Provenance: scenario.NewProvenance(modelCommand("SCORE_EXTRA="+os.Getenv("SCORE_EXTRA"), "SCORE_SEEDS="+strconv.Itoa(n), "SCORE_JSON="+path, "go", "test", "-run", "TestScore$", "./retry/")), Seeds: n}
 	fails := 0
 	worstName, worstVal := "", scenario.Ratio(0)
 	for _, sc := range scoreCellsOver(t, scoreCells(), n) {

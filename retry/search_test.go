@@ -169,6 +169,7 @@ func TestPacerSearch(t *testing.T) {
 	args = append(args, fmt.Sprintf("SEARCH_SEED=%d", seed), fmt.Sprintf("SEARCH_FROM=%d", from), fmt.Sprintf("SEARCH_TO=%d", to),
 		fmt.Sprintf("SEARCH_SCORE_SEEDS=%d", scoreSeeds), fmt.Sprintf("SEARCH_BARE_FLEET_SEEDS=%d", bareSeeds),
 		"SEARCH_JSON="+path, "go", "test", "-run", "TestPacerSearch", "-timeout", "2h", "./retry/")
+	args = modelCommand(args...)
 	stored := struct {
 		scenario.Provenance
 		Seed           int              `json:"seed"`

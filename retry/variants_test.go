@@ -185,6 +185,7 @@ func TestPacerVariants(t *testing.T) {
 	}
 	args = append(args, fmt.Sprintf("VARIANTS_SCORE_SEEDS=%d", scoreSeeds), fmt.Sprintf("VARIANTS_FLEET_SEEDS=%d", fleetSeeds),
 		fmt.Sprintf("VARIANTS_BARE_FLEET_SEEDS=%d", bareSeeds), "VARIANTS_JSON="+path, "go", "test", "-run", "TestPacerVariants", "./retry/")
+	args = modelCommand(args...)
 	stored := struct {
 		scenario.Provenance
 		ScoreSeeds     int              `json:"score_seeds"`

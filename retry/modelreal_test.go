@@ -1,0 +1,97 @@
+// Copyright The otlphttpretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package retry_test
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/otlphttpretry/otlphttpretry/internal/scenario"
+)
+
+// realMatrix is the stored real run of the matrix that the README's and
+// the docs' figures come from.
+const realMatrix = "../docs/scenariobench-matrix.json"
+
+// How far outside the model's seeds a real run may fall and still match:
+// a refused or used share by a point, a delivery by 3 % of its time. The
+// model runs one collector on a virtual clock; the real runs have a
+// process, its scheduler and a garbage collector. (The largest gap at
+// loopbackNetwork, docs/benchmarks.md "The model against the real
+// matrix": 1.3 % of a delivery's time.)
+const (
+	matchShare    = 0.01
+	matchDelivery = 0.03
+)
+
+// modelRealSeeds is how many seeds of each cell the model runs for the
+// comparison.
+const modelRealSeeds = 20
+
+// TestModelMatchesRealMatrix: the limiter model of this code (the real
+// retry.Loop and pacer in virtual time, on loopbackNetwork) puts every
+// stored real run of ours in the matrix within its seeds' spread, for the
+// refused share, the limit used and the delivery time. The model stands
+// for the real runs only while this holds: a change of the pacer that
+// moves the real runs needs the matrix run again
+// (docs/benchmarks.md, "Commands"), and the model's tuning tools measure
+// what the real runs would show. LIMITER_NETWORK runs the model over
+// another round trip: at 2ms the RateLimit sliding window falls out.
+func TestModelMatchesRealMatrix(t *testing.T) {
+	data, err := os.ReadFile(realMatrix)
+	require.NoError(t, err)
+	var stored struct {
+		Runs []struct {
+			Scenario        string   `json:"scenario"`
+			Exporter        string   `json:"exporter"`
+			RefusedShare    *float64 `json:"refused_share"`
+			LimitUsed       *float64 `json:"limit_used"`
+			DeliverySeconds *float64 `json:"delivery_seconds"`
+		} `json:"runs"`
+	}
+	require.NoError(t, json.Unmarshal(data, &stored))
+	type spread struct{ lo, hi float64 }
+	widen := func(s *spread, v float64) {
+		s.lo, s.hi = math.Min(s.lo, v), math.Max(s.hi, v)
+	}
+	empty := func() spread { return spread{math.Inf(1), math.Inf(-1)} }
+	compared := 0
+	for _, c := range scenario.MatrixCells() {
+		refused, used, delivery := empty(), empty(), empty()
+		for seed := range uint64(modelRealSeeds) {
+			f := simulateCell(t, newCellModel(c), seed)
+			widen(&refused, share(f.Refused, f.Requests))
+			if f.Used != nil {
+				widen(&used, *f.Used)
+			}
+			if f.DeliverySeconds != nil {
+				widen(&delivery, *f.DeliverySeconds)
+			}
+		}
+		for _, r := range stored.Runs {
+			if r.Scenario != c.Name || r.Exporter != string(scenario.Ours) {
+				continue
+			}
+			compared++
+			within := func(what string, got *float64, s spread, lo, hi float64) {
+				if got == nil {
+					return
+				}
+				assert.True(t, *got >= lo && *got <= hi,
+					"%s: the real run's %s %.3f is outside the model's %.3f–%.3f (%.3f–%.3f with the margin)", c.Name, what, *got, s.lo, s.hi, lo, hi)
+			}
+			within("refused share", r.RefusedShare, refused, refused.lo-matchShare, refused.hi+matchShare)
+			if !math.IsInf(used.lo, 1) {
+				within("limit used", r.LimitUsed, used, used.lo-matchShare, used.hi+matchShare)
+			}
+			within("delivery time", r.DeliverySeconds, delivery, delivery.lo*(1-matchDelivery), delivery.hi*(1+matchDelivery))
+		}
+	}
+	assert.GreaterOrEqual(t, compared, len(scenario.MatrixCells()), "every cell of the matrix has a real run in %s", realMatrix)
+}

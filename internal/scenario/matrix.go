@@ -212,15 +212,19 @@ func LongCells() []Cell {
 // extraPrefix names a cell of ExtraCells.
 const extraPrefix = "x-"
 
-// ExtraCells are eight cells between the matrix's corners that bound the
+// ExtraCells are eleven cells between the matrix's corners that bound the
 // space further: a GCRA at 5 and 10 requests a second without a hint and
 // with Retry-After, the quota of issue 7 (a token bucket of 4 requests a
 // second of 500 spans, for 20 s) with each hint, a sliding window without
-// a hint, a 1 s fixed window at 50 requests a second. They are not in the
-// matrix (the scenario tool's time budget): the limiter model scores them
-// with it (retry's TestScore with SCORE_EXTRA), and a cell runs by its
-// name ("x-" and the cell's).
+// a hint, a 1 s fixed window at 50 requests a second; and the three cells
+// with RateLimit headers with a backend that answers accepted requests
+// after 20 ms (withLatency), as one across a network does, where the
+// matrix's answer at once on loopback. They are not in the matrix (the
+// scenario tool's time budget): the limiter model scores them with it
+// (retry's TestScore with SCORE_EXTRA), and a cell runs by its name ("x-"
+// and the cell's).
 func ExtraCells() []Cell {
+	const d = 6 * time.Second
 	x := func(c Cell) Cell {
 		c.Name = extraPrefix + c.Name
 		return c
@@ -234,7 +238,22 @@ func ExtraCells() []Cell {
 		x(limited(limiter.TokenItems, limiter.HintNone, 4, 500, 10*time.Second)),
 		x(windowed(limiter.SlidingWindow, limiter.HintNone, time.Second, 10, 200, 6*time.Second)),
 		x(windowed(limiter.FixedWindow, limiter.HintNone, time.Second, 50, 50, 6*time.Second)),
+		x(withLatency(limited(limiter.GCRA, limiter.HintRateLimit, 20, 200, d), extraLatency)),
+		x(withLatency(windowed(limiter.SlidingWindow, limiter.HintRateLimit, time.Second, 50, 50, d), extraLatency)),
+		x(withLatency(limited(limiter.TokenItems, limiter.HintRateLimit, 4, 500, 20*time.Second), extraLatency)),
 	}
+}
+
+// extraLatency is how long the backend of the extra cells with a latency
+// holds an accepted request before it answers.
+const extraLatency = 20 * time.Millisecond
+
+// withLatency is c with a backend that answers accepted requests after
+// latency, named after it (".../20ms").
+func withLatency(c Cell, latency time.Duration) Cell {
+	c.Latency = latency
+	c.Name = fmt.Sprintf("%s/%s", c.Name, latency)
+	return c
 }
 
 // CellByName returns the cell of that name: the matrix's, a long one, or

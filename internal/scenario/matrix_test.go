@@ -107,7 +107,7 @@ func TestLongCells(t *testing.T) {
 // matrix, and each has a limit, offered twice.
 func TestExtraCells(t *testing.T) {
 	extra := ExtraCells()
-	require.Len(t, extra, 8)
+	require.Len(t, extra, 11)
 	inMatrix := map[string]bool{}
 	for _, c := range MatrixCells() {
 		inMatrix[c.Name] = true
@@ -124,7 +124,13 @@ func TestExtraCells(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, c.Name, s.Name)
 	}
-	c, ok := CellByName("x-gcra/retry-after/10rps/500")
+	c, ok := CellByName("x-sliding-window-1s/ratelimit/50rps/50/20ms")
+	require.True(t, ok)
+	assert.Equal(t, 20*time.Millisecond, c.Latency)
+	plain, ok := CellByName("sliding-window-1s/ratelimit/50rps/50")
+	require.True(t, ok)
+	assert.Equal(t, plain.Limiter, c.Limiter, "the matrix's cell, with a latency")
+	c, ok = CellByName("x-gcra/retry-after/10rps/500")
 	require.True(t, ok)
 	assert.Equal(t, limiter.Spec{Kind: limiter.GCRA, Hint: limiter.HintRetryAfter, Rate: 10, Burst: 2, Seed: 1}, c.Limiter)
 	assert.Equal(t, 20.0, c.Offered)

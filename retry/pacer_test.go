@@ -842,3 +842,21 @@ func TestPacerRefusalsInARow(t *testing.T) {
 		})
 	}
 }
+
+// TestPacerCountsRequestsInFlightBeforeTheCostIsLearned: before any answer
+// showed what a request costs, a request still counts as one unit of the
+// quota, also when an answer that does not count the requests in flight
+// comes: one left, one in flight, nothing for the next.
+func TestPacerCountsRequestsInFlightBeforeTheCostIsLearned(t *testing.T) {
+	clock := retrytest.NewClock(t0)
+	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
+	p.Accepted(clock.Now(), 50, 0, rateLimit(clock.Now(), 50, 1, 3, 1))
+	for range 2 { // two in flight together: their answers teach no cost
+		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
+	}
+	clock.Advance(10 * time.Millisecond)
+	p.Accepted(clock.Now(), 50, 0, rateLimit(clock.Now(), 50, 1, 1, 1)) // the other is still in flight
+	next := p.Depart(clock.Now())
+	assert.Equal(t, retry.PaceQuota, next.Source, "1 left, 1 in flight: nothing for a third")
+	assert.True(t, next.At.After(clock.Now()))
+}

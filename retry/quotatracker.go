@@ -63,12 +63,12 @@ func newQuotaTracker() quotaTracker { return quotaTracker{lastQuota: -1} }
 // that requests leaving together do not all count on the same remainder.
 func (q *quotaTracker) depart(now time.Time, maxWait time.Duration) (time.Time, bool) {
 	if q.distrusted || !q.quota.Present || q.lastQuota < 0 {
+		// Nothing to hold it back, but it is in flight: its answer
+		// will not count it either.
+		q.outstanding++
 		return now, true
 	}
-	cost := 1.0 // until learned: the quota's unit may be requests
-	if c, ok := q.cost.PerRequest(); ok {
-		cost = c
-	}
+	cost := q.requestCost()
 	if limit := now.Add(maxWait); q.resetAt.After(limit) {
 		// No pacing is longer than retry_after::max: a reset announced
 		// further away is taken to come then.
@@ -117,6 +117,20 @@ func (q *quotaTracker) depart(now time.Time, maxWait time.Duration) (time.Time, 
 		at = now.Add(resetAnswerWait)
 	}
 	return at, false
+}
+
+// requestCost is what a request costs in the quota's unit: as learned,
+// and one unit until it is (the unit may be requests). Requests in flight
+// are counted at it both when they leave and when an answer that does not
+// count them comes: counted at nothing there until the cost was learned,
+// the requests in flight when an answer said one was left were not taken
+// from it, and the next went and was refused (behind a sliding window
+// whose backend answered after 20 ms: the 51st of the first second).
+func (q *quotaTracker) requestCost() float64 {
+	if c, ok := q.cost.PerRequest(); ok {
+		return c
+	}
+	return 1
 }
 
 // available is the quota left at t, as far as the answers and the requests
@@ -217,8 +231,7 @@ func (q *quotaTracker) observe(now time.Time, rl RateLimit, headers bool, a answ
 	}
 	q.quota, q.lastQuota, q.lastAnswer = rl, remaining, now
 	// Requests that left after this one are not counted in its answer.
-	cost, _ := q.cost.PerRequest()
-	q.remaining, q.remainingAt = remaining-cost*float64(q.outstanding), now
+	q.remaining, q.remainingAt = remaining-q.requestCost()*float64(q.outstanding), now
 	switch {
 	case pol.HasReset:
 		q.resetAt = now.Add(pol.Reset)

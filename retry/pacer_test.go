@@ -452,7 +452,8 @@ func TestPacerSendsOneRequestFirstAfterAReset(t *testing.T) {
 
 // TestPacerCostNotReadFromRequestsInFlightTogether: answers to requests in
 // flight together may come in another order than the backend counted them;
-// the fall between them says nothing of one request's cost.
+// the fall between them says nothing of one request's cost, and a count
+// that comes after a lower one adds nothing to what is left.
 func TestPacerCostNotReadFromRequestsInFlightTogether(t *testing.T) {
 	clock := retrytest.NewClock(t0)
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
@@ -468,8 +469,11 @@ func TestPacerCostNotReadFromRequestsInFlightTogether(t *testing.T) {
 	for _, r := range []int{960, 980, 970} {
 		p.Accepted(clock.Now(), 10, 0, rateLimit(clock.Now(), 1000, 60, r, 58))
 	}
-	// 970 left at 10 a request: 97 go before the quota is spent.
-	for i := range 97 {
+	// 960, less the two still in flight when it came (it had counted them:
+	// the tracker cannot know), at 10 a request: 94 go before the quota is
+	// spent; the 980 and 970 that came after it, older counts, add nothing
+	// (taken as they came, the last, 970, let a 97th go where 96 had room).
+	for i := range 94 {
 		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "request %d", i)
 	}
 	assert.Equal(t, retry.PaceQuota, p.Depart(clock.Now()).Source)
@@ -805,7 +809,7 @@ func TestPacerRefillNotReadFromAnswersInFlightTogether(t *testing.T) {
 	for _, r := range []int{7, 9, 8} { // counted 9, 8, 7
 		p.Accepted(clock.Now(), 1, 3, rateLimit(clock.Now(), 10, 1, r, 1))
 	}
-	for range 8 {
+	for range 5 { // 7 less the two in flight when it came; 9 and 8 add nothing
 		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
 	}
 	slot := p.Depart(clock.Now())
@@ -859,4 +863,25 @@ func TestPacerCountsRequestsInFlightBeforeTheCostIsLearned(t *testing.T) {
 	next := p.Depart(clock.Now())
 	assert.Equal(t, retry.PaceQuota, next.Source, "1 left, 1 in flight: nothing for a third")
 	assert.True(t, next.At.After(clock.Now()))
+}
+
+// TestPacerRefillNotReadFromAnAnswerThatHadCompany: an answer that comes
+// when its request is the only one left in flight was still in flight with
+// the others: its count, higher than the one before, is older than it, and
+// shows no quota coming back before the reset.
+func TestPacerRefillNotReadFromAnAnswerThatHadCompany(t *testing.T) {
+	clock := retrytest.NewClock(t0)
+	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
+	p.Accepted(clock.Now(), 1, 1, rateLimit(clock.Now(), 10, 1, 3, 1))
+	for range 2 {
+		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
+	}
+	clock.Advance(10 * time.Millisecond)
+	p.Accepted(clock.Now(), 1, 2, rateLimit(clock.Now(), 10, 1, 1, 1)) // counted second
+	p.Accepted(clock.Now(), 1, 2, rateLimit(clock.Now(), 10, 1, 2, 1)) // counted first, alone in flight now
+	// The 1 may have counted the other request or not: nothing is taken to
+	// be left, and a window is waited for until its reset.
+	slot := p.Depart(clock.Now())
+	require.Equal(t, retry.PaceQuota, slot.Source, "the older 2 adds nothing to the 1")
+	assert.Equal(t, clock.Now().Add(time.Second), slot.At, "a window: wait for its reset, no refill read from the 2 after the 1")
 }

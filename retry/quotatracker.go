@@ -48,6 +48,7 @@ type quotaTracker struct {
 	refill      float64   // units per second the quota comes back at, once seen to (0: at its reset)
 	burst       float64   // what a bucket holds at most, when less than its quota (0: the quota)
 	outstanding int       // requests that left and have no answer yet
+	overlapped  bool      // two or more were in flight at once since none was
 	afterReset  time.Time // when the first request after a reset went out; the others wait for its answer
 	heldSince   time.Time // since when the headers have held requests back (zero: they do not)
 	testing     bool      // a request left against the headers, alone; its answer tests them
@@ -65,7 +66,7 @@ func (q *quotaTracker) depart(now time.Time, maxWait time.Duration) (time.Time, 
 	if q.distrusted || !q.quota.Present || q.lastQuota < 0 {
 		// Nothing to hold it back, but it is in flight: its answer
 		// will not count it either.
-		q.outstanding++
+		q.leave()
 		return now, true
 	}
 	cost := q.requestCost()
@@ -79,7 +80,7 @@ func (q *quotaTracker) depart(now time.Time, maxWait time.Duration) (time.Time, 
 		// goes first; its answer tells what is left and what a request
 		// costs before the others follow.
 		q.remaining, q.remainingAt, q.resetAt = q.size()-cost, now, time.Time{}
-		q.outstanding++
+		q.leave()
 		q.afterReset, q.heldSince = now, time.Time{}
 		return now, true
 	}
@@ -89,7 +90,7 @@ func (q *quotaTracker) depart(now time.Time, maxWait time.Duration) (time.Time, 
 	avail := q.available(now)
 	if avail >= cost || !q.resetAt.After(now) {
 		q.remaining, q.remainingAt = avail-cost, now
-		q.outstanding++
+		q.leave()
 		q.heldSince = time.Time{}
 		return now, true
 	}
@@ -100,7 +101,7 @@ func (q *quotaTracker) depart(now time.Time, maxWait time.Duration) (time.Time, 
 		// Held this long by the headers alone: one request goes against
 		// them, alone, so that its answer is known to be its own.
 		q.remaining, q.remainingAt = avail-cost, now
-		q.outstanding++
+		q.leave()
 		q.heldSince, q.testing = now, true
 		return now, true
 	}
@@ -133,6 +134,23 @@ func (q *quotaTracker) requestCost() float64 {
 	return 1
 }
 
+// leave counts a request that leaves.
+func (q *quotaTracker) leave() {
+	q.outstanding++
+	if q.outstanding > 1 {
+		q.overlapped = true
+	}
+}
+
+// answered counts an answer, or a request that got none: one request
+// fewer in flight. Once none is, requests are alone again.
+func (q *quotaTracker) answered() {
+	q.outstanding = max(0, q.outstanding-1)
+	if q.outstanding == 0 {
+		q.overlapped = false
+	}
+}
+
 // available is the quota left at t, as far as the answers and the requests
 // that left since tell.
 func (q *quotaTracker) available(t time.Time) float64 {
@@ -146,7 +164,7 @@ func (q *quotaTracker) available(t time.Time) float64 {
 // unanswered records that a request that left got no answer (its
 // connection failed).
 func (q *quotaTracker) unanswered() {
-	q.outstanding = max(0, q.outstanding-1)
+	q.answered()
 	q.afterReset = time.Time{}
 	q.testing = false
 }
@@ -172,9 +190,9 @@ const (
 // tests them: accepted, they are distrusted, and observe reports true (once
 // for each time they are); a throttle refusal makes them trusted again.
 func (q *quotaTracker) observe(now time.Time, rl RateLimit, headers bool, a answer) (distrusted bool) {
-	alone := q.outstanding <= 1              // no other request was in flight with this one
+	alone := !q.overlapped                   // no other request was in flight with this one
 	first := !q.afterReset.IsZero() && alone // the answer to the first request after a reset
-	q.outstanding = max(0, q.outstanding-1)
+	q.answered()
 	q.afterReset = time.Time{}
 	switch {
 	case a == answerThrottled:
@@ -231,7 +249,14 @@ func (q *quotaTracker) observe(now time.Time, rl RateLimit, headers bool, a answ
 	}
 	q.quota, q.lastQuota, q.lastAnswer = rl, remaining, now
 	// Requests that left after this one are not counted in its answer.
-	q.remaining, q.remainingAt = remaining-q.requestCost()*float64(q.outstanding), now
+	left := remaining - q.requestCost()*float64(q.outstanding)
+	if !alone && now.Before(q.resetAt) {
+		// Answers to requests in flight together come in any order: one
+		// that shows more left than was counted since may be older than
+		// what was counted.
+		left = min(left, q.available(now))
+	}
+	q.remaining, q.remainingAt = left, now
 	switch {
 	case pol.HasReset:
 		q.resetAt = now.Add(pol.Reset)

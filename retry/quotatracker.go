@@ -247,13 +247,17 @@ func (q *quotaTracker) observe(now time.Time, rl RateLimit, headers bool, a answ
 			q.cost.Observe(int64(q.lastQuota+credit), pol.Remaining, 1)
 		}
 	}
-	q.quota, q.lastQuota, q.lastAnswer = rl, remaining, now
+	// Answers to requests in flight together come in any order: one that
+	// shows more left than the answer before it, before the reset, is
+	// older than that one, and adds nothing to what was counted since.
+	stale := !alone && q.lastQuota >= 0 && remaining > q.lastQuota && now.Before(q.resetAt)
+	q.quota, q.lastAnswer = rl, now
+	if !stale {
+		q.lastQuota = remaining
+	}
 	// Requests that left after this one are not counted in its answer.
 	left := remaining - q.requestCost()*float64(q.outstanding)
-	if !alone && now.Before(q.resetAt) {
-		// Answers to requests in flight together come in any order: one
-		// that shows more left than was counted since may be older than
-		// what was counted.
+	if stale {
 		left = min(left, q.available(now))
 	}
 	q.remaining, q.remainingAt = left, now

@@ -34,8 +34,11 @@ const (
 	// pace after it follows the fleet's law). Four runs of the build of
 	// docs/benchmarks.md's twelfth step used 69.8-70.7 %; the eleventh
 	// step's, whose slow start counted that second's silence as the
-	// backend's rate, 61.9-63.8 %.
-	retryAfterGCRAUsedFloor = 0.66
+	// backend's rate, 61.9-63.8 %. The floor was 66 % until a run of
+	// make test on 2026-12-03 refused a fourth request and used 64.8 %:
+	// the path the limiter model takes on 14 of 40 seeds (64.0-69.7 %
+	// used); 64 % still fails every run of the eleventh step's build.
+	retryAfterGCRAUsedFloor = 0.64
 )
 
 // TestBareRequestRateLimiter offers a GCRA of 50 requests/s (a burst of

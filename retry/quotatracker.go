@@ -64,8 +64,8 @@ func newQuotaTracker() quotaTracker { return quotaTracker{lastQuota: -1} }
 // that requests leaving together do not all count on the same remainder.
 func (q *quotaTracker) depart(now time.Time, maxWait time.Duration) (time.Time, bool) {
 	if q.distrusted || !q.quota.Present || q.lastQuota < 0 {
-		// Nothing to hold it back, but it is in flight: its answer
-		// will not count it either.
+		// Nothing holds it back, but it is counted in flight, as its
+		// answer will be counted off.
 		q.leave()
 		return now, true
 	}
@@ -123,10 +123,9 @@ func (q *quotaTracker) depart(now time.Time, maxWait time.Duration) (time.Time, 
 // requestCost is what a request costs in the quota's unit: as learned,
 // and one unit until it is (the unit may be requests). Requests in flight
 // are counted at it both when they leave and when an answer that does not
-// count them comes: counted at nothing there until the cost was learned,
-// the requests in flight when an answer said one was left were not taken
-// from it, and the next went and was refused (behind a sliding window
-// whose backend answered after 20 ms: the 51st of the first second).
+// count them comes (counted at nothing there, they let one request too
+// many go past a spent quota: docs/benchmarks.md, "The model against the
+// real matrix, and a network's round trip").
 func (q *quotaTracker) requestCost() float64 {
 	if c, ok := q.cost.PerRequest(); ok {
 		return c
@@ -190,7 +189,7 @@ const (
 // tests them: accepted, they are distrusted, and observe reports true (once
 // for each time they are); a throttle refusal makes them trusted again.
 func (q *quotaTracker) observe(now time.Time, rl RateLimit, headers bool, a answer) (distrusted bool) {
-	alone := !q.overlapped                   // no other request was in flight with this one
+	alone := !q.overlapped                   // no two requests were in flight at once since none was: none with this one
 	first := !q.afterReset.IsZero() && alone // the answer to the first request after a reset
 	q.answered()
 	q.afterReset = time.Time{}

@@ -22,9 +22,8 @@ const realMatrix = "../docs/scenariobench-matrix.json"
 // How far outside the model's seeds a real run may fall and still match:
 // a refused or used share by a point, a delivery by 3 % of its time. The
 // model runs one collector on a virtual clock; the real runs have a
-// process, its scheduler and a garbage collector. (The largest gap at
-// loopbackNetwork, docs/benchmarks.md "The model against the real
-// matrix": 1.3 % of a delivery's time.)
+// process, its scheduler and a garbage collector (docs/benchmarks.md, "The
+// model against the real matrix, and a network's round trip").
 const (
 	matchShare    = 0.01
 	matchDelivery = 0.03

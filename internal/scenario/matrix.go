@@ -230,14 +230,14 @@ func ExtraCells() []Cell {
 		return c
 	}
 	return []Cell{
-		x(limited(limiter.GCRA, limiter.HintNone, 10, 500, 6*time.Second)),
+		x(limited(limiter.GCRA, limiter.HintNone, 10, 500, d)),
 		x(limited(limiter.GCRA, limiter.HintNone, 5, 1000, 10*time.Second)),
-		x(limited(limiter.GCRA, limiter.HintRetryAfter, 10, 500, 6*time.Second)),
+		x(limited(limiter.GCRA, limiter.HintRetryAfter, 10, 500, d)),
 		x(limited(limiter.TokenItems, limiter.HintRetryAfter, 4, 500, 20*time.Second)),
 		x(limited(limiter.TokenItems, limiter.HintRateLimit, 4, 500, 20*time.Second)),
 		x(limited(limiter.TokenItems, limiter.HintNone, 4, 500, 10*time.Second)),
-		x(windowed(limiter.SlidingWindow, limiter.HintNone, time.Second, 10, 200, 6*time.Second)),
-		x(windowed(limiter.FixedWindow, limiter.HintNone, time.Second, 50, 50, 6*time.Second)),
+		x(windowed(limiter.SlidingWindow, limiter.HintNone, time.Second, 10, 200, d)),
+		x(windowed(limiter.FixedWindow, limiter.HintNone, time.Second, 50, 50, d)),
 		x(withLatency(limited(limiter.GCRA, limiter.HintRateLimit, 20, 200, d), extraLatency)),
 		x(withLatency(windowed(limiter.SlidingWindow, limiter.HintRateLimit, time.Second, 50, 50, d), extraLatency)),
 		x(withLatency(limited(limiter.TokenItems, limiter.HintRateLimit, 4, 500, 20*time.Second), extraLatency)),

@@ -11,15 +11,16 @@ import (
 // Pacer spaces the requests to one destination once it has throttled. It
 // joins two mechanisms under one lock:
 //
-//   - a rate controller (rateState, ratecontroller.go) that learns a rate,
-//     in items per second, from what the backend accepts and refuses, one
-//     attempt at a time (never per retry sequence, so retries do not
-//     distort it), in the way TCP shares a link: it grows the same amount
-//     every second for every exporter and is cut by a share at each
-//     refusal, so that exporters sharing a quota converge on equal shares.
-//     reserve books a request's slot at that pace; a refusal voids the
-//     slots booked before it (their payloads pass the gate again). After
-//     QuietPeriod without a refusal the pace is unlimited again;
+//   - a rate controller (rateState: ratecontroller.go, refused.go) that
+//     learns a rate, in items per second, from what the backend accepts
+//     and refuses, one attempt at a time (never per retry sequence, so
+//     retries do not distort it), in the way TCP shares a link: it grows
+//     the same amount every second for every exporter and is cut by a
+//     share at each refusal, so that exporters sharing a quota converge on
+//     equal shares. reserve books a request's slot at that pace; a
+//     refusal voids the slots booked before it (their payloads pass the
+//     gate again). After QuietPeriod without a refusal the pace is
+//     unlimited again;
 //   - a quota tracker (quotatracker.go) that reads RateLimit headers: at
 //     depart, a request waits when the remaining quota will not cover it,
 //     until enough of a refilling quota has come back, or until a window's

@@ -1,0 +1,286 @@
+// Copyright The otlphttpretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package retry
+
+import "time"
+
+// How the learned rate moves after a refusal that came with a Retry-After
+// (the server said how long to wait), and after one without a hint: a bare
+// 429, or a 502, 503 or 504 while the backend accepts other requests. Such
+// an answer says less than a Retry-After: it may come from a limit the pace
+// crossed, or from a backend that refuses a share of requests whatever the
+// pace (a busy shard, load shedding). The tunable values are the fields of
+// pacerTuning, whose default (defaultTuning) every pacer runs with; only
+// the model tests run variants of it (export_test.go), to measure each
+// value against others. The measurements that chose each value are in
+// docs/benchmarks.md ("The pacer's constants"), from
+// docs/pacer-variants.json.
+//
+// The constants that are not tuned (how far back a rate is measured, and
+// the like) are in ratecontroller.go; what a refusal does with these
+// values, in refused.go.
+
+// pacerTuning is the pacer's tuning: the values that set how far the pace
+// is cut and how fast it grows again.
+type pacerTuning struct {
+	// At the first answer:
+	//
+	// firstBareHold is how long a bare 429 to a destination the pacer
+	// knows nothing of yet (nothing accepted, no pace) holds it, when
+	// retry_after::default is longer: such a refusal says nothing of a
+	// limit (a backend that refuses a few per cent at random refuses the
+	// first request now and then). When the hold's first probe is
+	// accepted, the pace stays unlimited (rateState.HoldEnded); when it is
+	// refused, the destination is held until retry_after::default after
+	// the first refusal (Policy), and a slow start follows the hold. Zero
+	// (a variant only: the eighth step's law) holds for
+	// retry_after::default and slow-starts after it.
+	firstBareHold time.Duration
+
+	// After a refusal with a Retry-After:
+	//
+	// paceCut is how much of the pace of the moment such a refusal leaves
+	// at most (a multiplicative decrease).
+	paceCut float64
+	// paceStepRequests is how many requests a second the pace gains every
+	// second since such a refusal (an additive increase, in requests/s per
+	// second): the same for every exporter sharing a quota, whatever its
+	// pace, so that one with a low pace gains on one with a high pace.
+	paceStepRequests float64
+	// paceProbe is how fast the rate also grows in proportion to the
+	// ceiling: by paceProbe times the square of the seconds since the last
+	// refusal (0.5 % after a second, 4.5 % after 3), as TCP CUBIC does
+	// with its window. A ceiling learned too low is left behind in
+	// seconds, however high it is.
+	paceProbe float64
+	// paceMargin is how far below the rate the backend accepted since the
+	// last cut a later cut sets the pace at most. Between two refusals a
+	// token bucket is empty at both, so that rate is its limit; a pace
+	// started at the limit crosses it as soon as it grows, and the next
+	// refusal comes within seconds.
+	paceMargin float64
+	// slowStartDoubling is how long the pace takes to double in a slow
+	// start.
+	slowStartDoubling time.Duration
+	// slowStartFromSend: the cut that ends a slow start is what the
+	// backend accepted over the time since the slow start's first slot
+	// (rateState.FirstSlot), not since it began. A slow start begun at a
+	// refusal whose Retry-After holds the destination sends nothing until
+	// the hold ends: measured from its beginning, the hold's silence
+	// counted as the backend's rate, and the cut fell to half of it
+	// (behind a GCRA whose 100 ms wait is sent as Retry-After: 1). False
+	// (a variant only: the eleventh step's law): since it began.
+	slowStartFromSend bool
+
+	// After a refusal without a hint:
+	//
+	// firstBareCut is how far below the rate requests went at the first
+	// bare refusal (from unlimited) sets the pace.
+	firstBareCut float64
+	// firstBareSpan (a variant only; zero, off, in the default): the
+	// first bare cut's pace is also at most a firstBareCut below what was
+	// accepted over the last firstBareSpan (or since the first acceptance,
+	// when longer), so that a bucket's burst, spent before the first
+	// refusal, does not pass for its rate (as firstRefusalSpan does after
+	// a Retry-After); the plateau it climbs back to is still the rate
+	// requests went at. Measured and not kept: docs/benchmarks.md ("The
+	// worst cell's start").
+	firstBareSpan time.Duration
+	// cutFromFirstSlot (a variant only; off in the default): a bare cut's
+	// measure of what was accepted since the last cut leaves out the
+	// silence before the curve's first request past the one interval it
+	// was booked for (a row's spaced requests, a hold): behind a fixed
+	// window that silence is the window's reset, not its rate. Measured
+	// and not kept: docs/benchmarks.md ("Main after the two start
+	// fixes").
+	cutFromFirstSlot bool
+	// bareMargin is how far below the rate the backend accepted a later
+	// bare cut sets the pace, so that a bucket the pace emptied fills
+	// again.
+	bareMargin float64
+	// regainRequests, minRegain and maxRegain set how long the pace takes
+	// to climb back to the rate the backend accepted after a bare cut (the
+	// plateau): the time of regainRequests requests at that rate, at least
+	// minRegain and at most maxRegain. It climbs as a cubic (as TCP
+	// CUBIC's window does): fast at first, slowly near the plateau. The
+	// bound matters to the members of a fleet behind one limit: each
+	// sends a share of it, a request a second or less, and would take tens
+	// of seconds to climb back.
+	regainRequests float64
+	minRegain      time.Duration
+	maxRegain      time.Duration
+	// bareProbe is how fast the pace grows past the plateau: by bareProbe
+	// of it times the square of the seconds since Regain ended.
+	bareProbe float64
+	// quietProbe multiplies bareProbe once a background share was read
+	// (minBackgroundAnswers answers below a measured accepted rate) and
+	// nothing was refused there: a limit that refuses nothing below it is
+	// only crossed by the probe, and each probe past it costs a refusal.
+	// A backend that refuses a share at random, or a limit shared with
+	// other senders whose load moves, also refuses below it: the probe
+	// stays as fast, to find the room they leave. quietShare is the
+	// largest background share that reads as nil: the counts of older cuts
+	// fade (backgroundMemory), and one stray refusal among them must not
+	// keep the probe fast for good.
+	quietProbe float64
+	quietShare float64
+	// measureRequests and minBareMeasure: after a bare cut, a bare refusal
+	// cuts again only after the time of measureRequests requests at the
+	// ceiling, and minBareMeasure (what the backend takes at the new pace
+	// is not measured before). A 502, 503 or 504 waits
+	// shedMeasureRequests instead: a shedding backend refuses a share at
+	// any pace, so its refusals come sooner after a cut than a limit's do.
+	measureRequests     float64
+	shedMeasureRequests float64
+	minBareMeasure      time.Duration
+	// unlearnedTentative: a bare 429 with nothing accepted and no other
+	// request out reads the destination as one nothing is known of even
+	// when the refusals before it, with others out, set a tentative
+	// concurrency limit (which this refusal forgets): it begins the first
+	// bare hold (firstBareHold), not retry_after::default. False (a
+	// variant only): the thirteenth step's law.
+	unlearnedTentative bool
+	// firstCrowdedByOthers: a bare 429 with nothing accepted yet, to a
+	// request that left alone while the requests that left after it are
+	// still out, is crowded first (a tentative limit of those others):
+	// they may have reached the backend before it. False (a variant
+	// only): the thirteenth step's law, which read it as a lone refusal
+	// (a first bare hold and a slow start behind a concurrency limit).
+	firstCrowdedByOthers bool
+	// measuredRequests and minMeasured: an accepted rate measured over at
+	// least measuredRequests accepted requests and minMeasured says where
+	// a limit is (refusals below it do not cut; the background share is
+	// measured there); over less, a window's start or a bucket's burst
+	// passes for the limit. A first refusal with a Retry-After measured
+	// over fewer than measuredRequests requests starts a slow start.
+	measuredRequests float64
+	minMeasured      time.Duration
+	// maxBackground bounds the background share, so that a backend that
+	// refuses nearly everything still slows the pace; backgroundMemory is
+	// how much of its counts each measured cut keeps (older cuts weigh
+	// less).
+	maxBackground    float64
+	backgroundMemory float64
+	// minBackgroundAnswers is the fewest answers a background share is
+	// read from: one refusal among one answer is no share. (Behind a 10 s
+	// fixed window, one refusal of a streak counted over one answer right
+	// after a cut read as a share of 100 %, capped at maxBackground; no
+	// later refusal then cut the pace, which grew without bound through
+	// every hold: over 36 s of load, 44-60 % of the requests refused.)
+	minBackgroundAnswers float64
+	// backgroundAlpha: at a pace past a measured accepted rate, a bare
+	// refusal cuts only when the refusals since the last cut are more than
+	// the background share would give but with a chance below
+	// backgroundAlpha (a binomial test over the answers since the cut): a
+	// backend that refuses a few per cent at random refuses several close
+	// together now and then, which a fixed tolerance over the share read
+	// as a limit.
+	backgroundAlpha float64
+	// streakGrowth and maxStreakGrowths: a bare 429 in a row (to a request
+	// that left after the previous refusal came back, nothing accepted
+	// between) pushes the next request out by streakGrowth^(n-1) intervals
+	// at the pace for the n-th in a row, at most
+	// streakGrowth^maxStreakGrowths: a window that ran out, or an emptied
+	// bucket, refuses everything until it has room, where a backend that
+	// refuses at random seldom refuses twice in a row.
+	streakGrowth     float64
+	maxStreakGrowths int
+	// strayShare: while the pace climbs back after a bare cut, below a
+	// plateau read over too short a span to say where a limit is
+	// (rateState.Measured unset), a bare 429 that is the first in a row,
+	// when at most strayShare of the answers since the cut were refused
+	// and what was accepted since is itself too short a measure, is a
+	// stray refusal and cuts nothing. Cut, a backend that refuses a few
+	// per cent at random pulled the pace down at each of them: the rate
+	// it accepted, read over a fraction of a second while a backlog waits,
+	// is the pace's own, a few per cent less for the refusal, and the
+	// next cut starts from there. A limit below such a plateau refuses
+	// more than that share, or several in a row, or again once the measure
+	// is long enough.
+	strayShare float64
+	// windowHolds: a bare 429 at a destination seen to reset at a
+	// multiple of windowAlign (rateState.Windowed), the first in a row,
+	// holds it until just after the next multiple (Policy). False (a
+	// variant only: the ninth step's law): never.
+	//
+	// windowClosed, windowLastRefusal and windowSlack say what shows such
+	// a reset (rateState.windowReset): a row of two or more bare 429s
+	// that began at least windowClosed before a multiple, whose last
+	// refusal came at most windowLastRefusal before it, ended by the
+	// acceptance of a request sent at most windowSlack after it. The
+	// exporter does not probe at the multiples to find out: the row's own
+	// spaced requests end it there, or not. windowProbes (a variant only:
+	// the rule's first form) ends every hold of retry_after::default
+	// that spans a multiple just after it; a fleet behind one limit then
+	// probes together, and stays together.
+	windowHolds       bool
+	windowProbes      bool
+	windowClosed      time.Duration
+	windowLastRefusal time.Duration
+	windowSlack       time.Duration
+
+	// After a 502, 503 or 504 while nothing succeeds (an outage):
+	//
+	// answerCap: the outage's probe interval grows along the backoff
+	// schedule to retry_after::default at most (Policy.failed): the
+	// backend answers, and one that sheds a share of its requests refuses
+	// that share of the probes too. False (a variant only: the tenth
+	// step's law): to backoff::max_interval, as after a refused
+	// connection.
+	answerCap bool
+	// backgroundStreak: a bare 429 that is the backgroundStreak-th or a
+	// later one in a row (rateState.Streak) does not count towards the
+	// background share. A window that ran out, or an emptied bucket,
+	// refuses several in a row every time; a backend that refuses 5 % at
+	// random refuses two in a row after one refusal in 20, three in a row
+	// after one in 400.
+	backgroundStreak int
+}
+
+// defaultTuning is the tuning every pacer runs with. maxRegain, bareProbe,
+// measureRequests and minBareMeasure are the thirteenth step's, from a
+// random search of the bare law (TestPacerSearch, docs/pacer-search-1.json;
+// the twelfth step's were 6 s, 0.05, 3 and 200 ms); shedMeasureRequests
+// keeps the twelfth step's 3 for a 502, 503 or 504.
+var defaultTuning = pacerTuning{
+	firstBareHold:        time.Second,
+	paceCut:              0.6,
+	paceStepRequests:     0.15,
+	paceProbe:            0.005,
+	paceMargin:           0.1,
+	slowStartDoubling:    time.Second,
+	slowStartFromSend:    true,
+	firstBareCut:         0.05,
+	bareMargin:           0.05,
+	regainRequests:       20,
+	minRegain:            2 * time.Second,
+	maxRegain:            10190 * time.Millisecond,
+	bareProbe:            0.041,
+	quietProbe:           0.25,
+	quietShare:           0.01,
+	measureRequests:      1.79,
+	shedMeasureRequests:  3,
+	minBareMeasure:       126 * time.Millisecond,
+	measuredRequests:     5,
+	minMeasured:          time.Second,
+	maxBackground:        0.6,
+	backgroundMemory:     0.8,
+	minBackgroundAnswers: 20,
+	backgroundAlpha:      0.1,
+	streakGrowth:         2,
+	maxStreakGrowths:     3,
+	backgroundStreak:     2,
+	strayShare:           0.25,
+	windowHolds:          true,
+	windowClosed:         2 * time.Second,
+	windowLastRefusal:    3 * time.Second / 2,
+	windowSlack:          time.Second,
+	answerCap:            true,
+	unlearnedTentative:   true,
+	firstCrowdedByOthers: true,
+}
+
+// tuning is the tuning the pacers run with: defaultTuning, but for the
+// model tests that measure a variant (SetTuning, export_test.go).
+var tuning = defaultTuning

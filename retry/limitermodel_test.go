@@ -394,7 +394,8 @@ func TestLimiterModelTimesOut(t *testing.T) {
 // TestLimiterMatrix runs every cell of the limiter matrix in the model
 // (set LIMITER_SEEDS to how many seeds; LIMITER_CELLS to run only the
 // cells whose names contain one of its comma-separated parts; SCORE_EXTRA
-// to add the extra and long cells, as TestScore, in a run not stored) and prints
+// to add the extra and long cells, as TestScore: a stored run's command
+// names both) and prints
 // each cell's figures per seed, its medians, whether the issue's goals
 // that need no core exporter are met, and the worst cell, with the tuning
 // SCORE_TUNING names (as TestScore; a stored run is the default's). It
@@ -412,7 +413,7 @@ func TestLimiterMatrix(t *testing.T) {
 	stored := struct {
 		scenario.Provenance
 		Runs []map[string]any `json:"runs"`
-	}{Provenance: scenario.NewProvenance(modelCommand("LIMITER_SEEDS="+strconv.FormatUint(n, 10), "LIMITER_JSON="+path, "go", "test", "-run", "TestLimiterMatrix", "./retry/"))}
+	}{Provenance: scenario.NewProvenance(modelCommand(append(cellFilter(), "LIMITER_SEEDS="+strconv.FormatUint(n, 10), "LIMITER_JSON="+path, "go", "test", "-run", "TestLimiterMatrix", "./retry/")...))}
 	byName := map[string]cellFigures{}
 	var verdicts []scenario.Verdict
 	extra := os.Getenv("SCORE_EXTRA") != ""
@@ -467,10 +468,22 @@ func TestLimiterMatrix(t *testing.T) {
 		return 0
 	})
 	t.Logf("worst cell: %s: %s", worst.Cell, worst.Missed())
-	if path != "" && os.Getenv("LIMITER_CELLS") == "" && !extra {
+	if path != "" {
 		stored.Finish()
 		writeStoredRun(t, path, stored)
 	}
+}
+
+// cellFilter is what chose the cells of a run beyond the matrix's own, as
+// its command names it: SCORE_EXTRA and LIMITER_CELLS when set.
+func cellFilter() []string {
+	var env []string
+	for _, k := range []string{"SCORE_EXTRA", "LIMITER_CELLS"} {
+		if v := os.Getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
 }
 
 // medianCell is the run whose delivery time is the median (undelivered

@@ -38,7 +38,7 @@ func TestQuotaPacing(t *testing.T) {
 			f := runOurs(t, p, tc.name, 4*time.Minute)
 			t.Logf("%s: %d spans, %d delivered, %d lost; %d requests, %d refused (%.1f %%); quota used %.1f %%",
 				tc.name, f.Spans, f.Delivered, f.Lost, f.Requests, f.Refused, 100*share(f.RefusedShare), 100*share(f.QuotaUsed))
-			checkPaced(t, f, tc.maxRefused, f.QuotaUsed, 0.85, "of the quota")
+			checkPaced(t, f, tc.maxRefused, f.QuotaUsed, 0.85, "of the quota used")
 		})
 	}
 }

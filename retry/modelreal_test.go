@@ -15,17 +15,23 @@ import (
 	"github.com/otlphttpretry/otlphttpretry/internal/scenario"
 )
 
-// realMatrix is the stored real run of the matrix that the README's and
-// the docs' figures come from.
-const realMatrix = "../docs/scenariobench-matrix.json"
+// realMatrices are the stored real runs of the matrix of this pacer's law:
+// the one the README's and the docs' figures come from, and the one before
+// it (after the two start fixes).
+var realMatrices = []string{"../docs/scenariobench-matrix.json", "../docs/scenariobench-matrix-start-fixes.json"}
 
 // How far outside the model's seeds a real run may fall and still match:
-// a refused or used share by a point, a delivery by 3 % of its time. The
-// model runs one collector on a virtual clock; the real runs have a
-// process, its scheduler and a garbage collector (docs/benchmarks.md, "The
-// model against the real matrix, and a network's round trip").
+// a refused share by a point, the limit used by two, a delivery by 3 % of
+// its time. The model runs one collector on a virtual clock; the real runs
+// have a process, its scheduler and a garbage collector (docs/benchmarks.md,
+// "The model against the real matrix, and a network's round trip"). The
+// used share is over the span to delivery, where one request's slot in the
+// worst cell (at 2 requests a second, 2.4 % of its 21 s) is two points: its
+// model takes two paths (91.2 % and 96.3 % used over 200 seeds), its nine
+// real runs of 2026-12-02 and 2026-12-03 used 89.3-97.5 %.
 const (
 	matchShare    = 0.01
+	matchUsed     = 0.02
 	matchDelivery = 0.03
 )
 
@@ -43,18 +49,23 @@ const modelRealSeeds = 20
 // what the real runs would show. LIMITER_NETWORK runs the model over
 // another round trip: at 2ms the RateLimit sliding window falls out.
 func TestModelMatchesRealMatrix(t *testing.T) {
-	data, err := os.ReadFile(realMatrix)
-	require.NoError(t, err)
-	var stored struct {
-		Runs []struct {
-			Scenario        string   `json:"scenario"`
-			Exporter        string   `json:"exporter"`
-			RefusedShare    *float64 `json:"refused_share"`
-			LimitUsed       *float64 `json:"limit_used"`
-			DeliverySeconds *float64 `json:"delivery_seconds"`
-		} `json:"runs"`
+	type realRun struct {
+		Scenario        string   `json:"scenario"`
+		Exporter        string   `json:"exporter"`
+		RefusedShare    *float64 `json:"refused_share"`
+		LimitUsed       *float64 `json:"limit_used"`
+		DeliverySeconds *float64 `json:"delivery_seconds"`
 	}
-	require.NoError(t, json.Unmarshal(data, &stored))
+	var runs []realRun
+	for _, file := range realMatrices {
+		data, err := os.ReadFile(file)
+		require.NoError(t, err)
+		var stored struct {
+			Runs []realRun `json:"runs"`
+		}
+		require.NoError(t, json.Unmarshal(data, &stored))
+		runs = append(runs, stored.Runs...)
+	}
 	type spread struct{ lo, hi float64 }
 	widen := func(s *spread, v float64) {
 		s.lo, s.hi = math.Min(s.lo, v), math.Max(s.hi, v)
@@ -73,7 +84,7 @@ func TestModelMatchesRealMatrix(t *testing.T) {
 				widen(&delivery, *f.DeliverySeconds)
 			}
 		}
-		for _, r := range stored.Runs {
+		for _, r := range runs {
 			if r.Scenario != c.Name || r.Exporter != string(scenario.Ours) {
 				continue
 			}
@@ -87,10 +98,10 @@ func TestModelMatchesRealMatrix(t *testing.T) {
 			}
 			within("refused share", r.RefusedShare, refused, refused.lo-matchShare, refused.hi+matchShare)
 			if !math.IsInf(used.lo, 1) {
-				within("limit used", r.LimitUsed, used, used.lo-matchShare, used.hi+matchShare)
+				within("limit used", r.LimitUsed, used, used.lo-matchUsed, used.hi+matchUsed)
 			}
 			within("delivery time", r.DeliverySeconds, delivery, delivery.lo*(1-matchDelivery), delivery.hi*(1+matchDelivery))
 		}
 	}
-	assert.GreaterOrEqual(t, compared, len(scenario.MatrixCells()), "every cell of the matrix has a real run in %s", realMatrix)
+	assert.GreaterOrEqual(t, compared, len(realMatrices)*len(scenario.MatrixCells()), "every cell of the matrix has a real run in each of %v", realMatrices)
 }

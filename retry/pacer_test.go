@@ -400,9 +400,7 @@ func TestPacerWaitsForARefillingQuotaOnlyAsLongAsItNeeds(t *testing.T) {
 	answer(1400) // 300 + 200 refilled: a request costs 500
 	clock.Advance(100 * time.Millisecond)
 	answer(1100)
-	for range 2 { // 600 left, then 100
-		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
-	}
+	departNow(t, clock, p, 2) // 600 left, then 100
 
 	slot := p.Depart(clock.Now())
 	assert.Equal(t, retry.PaceQuota, slot.Source)
@@ -424,9 +422,7 @@ func TestPacerSendsOneRequestFirstAfterAReset(t *testing.T) {
 	clock.Advance(time.Second)
 	require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
 	p.Accepted(clock.Now(), 1, 0, rateLimit(clock.Now(), 100, 60, 2, 3)) // a request costs 1
-	for range 2 {
-		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
-	}
+	departNow(t, clock, p, 2)
 	waiting := p.Depart(clock.Now())
 	require.Equal(t, retry.PaceQuota, waiting.Source)
 	require.Equal(t, t0.Add(4*time.Second), waiting.At, "spent: wait for the reset")
@@ -461,9 +457,7 @@ func TestPacerCostNotReadFromRequestsInFlightTogether(t *testing.T) {
 	clock.Advance(time.Second)
 	require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
 	p.Accepted(clock.Now(), 10, 0, rateLimit(clock.Now(), 1000, 60, 990, 59)) // 10 a request
-	for range 3 {
-		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
-	}
+	departNow(t, clock, p, 3)
 	clock.Advance(time.Second)
 	// Counted 980, 970, 960; answered 960, 980, 970.
 	for _, r := range []int{960, 980, 970} {
@@ -608,9 +602,7 @@ func TestPacerWaitsForAnAnswerAtTheConcurrencyLimit(t *testing.T) {
 	assert.Equal(t, []int{1, 2}, inFlight, "each counts the requests in flight, itself included")
 	p.Accepted(clock.Now(), 100, 1, retry.RateLimit{})
 	p.Accepted(clock.Now(), 100, 2, retry.RateLimit{})
-	for range 3 {
-		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
-	}
+	departNow(t, clock, p, 3)
 	p.Refused(retry.Refusal{At: clock.Now(), Sent: clock.Now(), Items: 100, Bare: true, InFlight: 3}, retry.RateLimit{})
 	assert.Equal(t, 2, p.State().Concurrency, "refused with three in flight, accepted with two")
 	assert.False(t, p.State().Tentative)
@@ -788,9 +780,7 @@ func TestPacerQuotaOfABucketCappedBelowItsQuota(t *testing.T) {
 	clock.Advance(wait.At.Sub(clock.Now()))
 	require.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "the first after the reset")
 	p.Accepted(clock.Now(), 200, 1, rateLimit(clock.Now(), 20, 1, 3, 1))
-	for range 3 {
-		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "three left")
-	}
+	departNow(t, clock, p, 3, "three left")
 	next := p.Depart(clock.Now())
 	require.Equal(t, retry.PaceQuota, next.Source)
 	assert.Less(t, next.At.Sub(clock.Now()), 100*time.Millisecond, "a request's worth comes back in 50 ms, not at the 1 s reset")
@@ -803,15 +793,11 @@ func TestPacerRefillNotReadFromAnswersInFlightTogether(t *testing.T) {
 	clock := retrytest.NewClock(t0)
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
 	p.Accepted(clock.Now(), 1, 1, rateLimit(clock.Now(), 10, 1, 10, 1))
-	for range 3 {
-		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
-	}
+	departNow(t, clock, p, 3)
 	for _, r := range []int{7, 9, 8} { // counted 9, 8, 7
 		p.Accepted(clock.Now(), 1, 3, rateLimit(clock.Now(), 10, 1, r, 1))
 	}
-	for range 5 { // 7 less the two in flight when it came; 9 and 8 add nothing
-		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
-	}
+	departNow(t, clock, p, 5) // 7 less the two in flight when it came; 9 and 8 add nothing
 	slot := p.Depart(clock.Now())
 	require.Equal(t, retry.PaceQuota, slot.Source)
 	assert.Equal(t, clock.Now().Add(time.Second), slot.At, "a window: wait for its reset")
@@ -855,9 +841,7 @@ func TestPacerCountsRequestsInFlightBeforeTheCostIsLearned(t *testing.T) {
 	clock := retrytest.NewClock(t0)
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
 	p.Accepted(clock.Now(), 50, 0, rateLimit(clock.Now(), 50, 1, 3, 1))
-	for range 2 { // two in flight together: their answers teach no cost
-		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
-	}
+	departNow(t, clock, p, 2) // two in flight together: their answers teach no cost
 	clock.Advance(10 * time.Millisecond)
 	p.Accepted(clock.Now(), 50, 0, rateLimit(clock.Now(), 50, 1, 1, 1)) // the other is still in flight
 	next := p.Depart(clock.Now())
@@ -873,9 +857,7 @@ func TestPacerRefillNotReadFromAnAnswerThatHadCompany(t *testing.T) {
 	clock := retrytest.NewClock(t0)
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
 	p.Accepted(clock.Now(), 1, 1, rateLimit(clock.Now(), 10, 1, 3, 1))
-	for range 2 {
-		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
-	}
+	departNow(t, clock, p, 2)
 	clock.Advance(10 * time.Millisecond)
 	p.Accepted(clock.Now(), 1, 2, rateLimit(clock.Now(), 10, 1, 1, 1)) // counted second
 	p.Accepted(clock.Now(), 1, 2, rateLimit(clock.Now(), 10, 1, 2, 1)) // counted first, alone in flight now
@@ -884,4 +866,13 @@ func TestPacerRefillNotReadFromAnAnswerThatHadCompany(t *testing.T) {
 	slot := p.Depart(clock.Now())
 	require.Equal(t, retry.PaceQuota, slot.Source, "the older 2 adds nothing to the 1")
 	assert.Equal(t, clock.Now().Add(time.Second), slot.At, "a window: wait for its reset, no refill read from the 2 after the 1")
+}
+
+// departNow asks p to let n requests leave at the clock's time, and
+// requires each to leave then.
+func departNow(t *testing.T, clock *retrytest.Clock, p *retry.Pacer, n int, msgAndArgs ...any) {
+	t.Helper()
+	for range n {
+		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At, msgAndArgs...)
+	}
 }

@@ -168,6 +168,10 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 			t.answerCap = v != 0
 		case "slowStartFromSend":
 			t.slowStartFromSend = v != 0
+		case "windowCounts":
+			t.windowCounts = v != 0
+		case "windowRow":
+			t.windowRow = int(v)
 		case "windowProbes":
 			t.windowProbes = v != 0
 		case "windowClosed":

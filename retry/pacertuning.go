@@ -214,7 +214,25 @@ type pacerTuning struct {
 	// the rule's first form) ends every hold of retry_after::default
 	// that spans a multiple just after it; a fleet behind one limit then
 	// probes together, and stays together.
+	//
+	// windowCounts: a fixed window takes as many requests in each of its
+	// windows, so a run of acceptances as long as the one before the last
+	// row that showed a window's end (give or take one) is the window's
+	// limit reached again, and its first bare 429 holds the destination
+	// as at a window seen to reset at a multiple (rateState.windowCounted):
+	// the second window's end is found where the clock's multiples often
+	// miss it (the first run's probe came seconds after the reset, behind
+	// a hold of retry_after::default). A row shows a window's end when it
+	// has windowRow or more bare 429s (or was a window hold) and ended at
+	// least windowClosed after its run began (a 1 s window's cycle is
+	// shorter). Measured in the limiter model (docs/benchmarks.md,
+	// fourteenth step): windowRow 2 let a backend refusing 5 % at random
+	// (two in a row now and then) hold for a window; 4 missed rows of
+	// three at the 10 s window's first end. False (a variant only: the
+	// law before): never.
 	windowHolds       bool
+	windowCounts      bool
+	windowRow         int
 	windowProbes      bool
 	windowClosed      time.Duration
 	windowLastRefusal time.Duration
@@ -273,6 +291,8 @@ var defaultTuning = pacerTuning{
 	backgroundStreak:     2,
 	strayShare:           0.25,
 	windowHolds:          true,
+	windowCounts:         true,
+	windowRow:            3,
 	windowClosed:         2 * time.Second,
 	windowLastRefusal:    3 * time.Second / 2,
 	windowSlack:          time.Second,

@@ -137,6 +137,20 @@ type rateState struct {
 	// acceptance ended was a fixed window that reset at a multiple of
 	// windowAlign on the clock (Accepted).
 	Windowed bool
+	// Run counts the requests accepted since the last row of bare 429s
+	// ended; RowStartRun is what Run was when the current (or last) row
+	// began, RowWindow whether that row's first refusal held the
+	// destination for a window, and PrevRun how many requests were
+	// accepted before the last row that showed a window's end (two or
+	// more in a row, or a window hold), zero when the last row did not.
+	// A fixed window takes as many requests in each of its windows: a
+	// run as long as the one before it ends where that one did
+	// (windowCounted).
+	Run, RowStartRun, PrevRun int
+	RowWindow                 bool
+	// RunStart is when the current run's first request was accepted,
+	// RowRunStart when the run before the current (or last) row's was.
+	RunStart, RowRunStart time.Time
 }
 
 // refusedAnswer is a refused answer, as the rate controller learns from it.
@@ -344,6 +358,17 @@ func (s rateState) Accepted(now, sent time.Time, items int) rateState {
 	if s.Streak >= 2 {
 		s.Windowed = s.windowReset(sent)
 	}
+	if s.Streak > 0 {
+		s.PrevRun = 0
+		if (s.Streak >= tuning.windowRow || s.RowWindow) && now.Sub(s.RowRunStart) >= tuning.windowClosed {
+			s.PrevRun = s.RowStartRun
+		}
+		s.Run = 0
+	}
+	if s.Run == 0 {
+		s.RunStart = now
+	}
+	s.Run++
 	s.Streak = 0
 	if s.Tentative && s.Pending > 0 {
 		// A request in flight with the refused one was accepted: the
@@ -371,7 +396,23 @@ func (s rateState) windowReset(sent time.Time) bool {
 // fixed window's limit reached (Windowed): the destination is held until
 // the window resets (Policy).
 func (s rateState) WindowHold() bool {
-	return tuning.windowHolds && s.Windowed && s.Streak == 0
+	return tuning.windowHolds && (s.Windowed || s.windowCounted()) && s.Streak == 0
+}
+
+// windowCounted says whether the requests accepted since the last row of
+// bare 429s that showed a window's end are as many as were accepted
+// before it, give or take one (an answer in flight across the row's
+// start), and at least measuredRequests: a fixed window's limit reached
+// again.
+func (s rateState) windowCounted() bool {
+	return tuning.windowCounts && float64(s.PrevRun) >= tuning.measuredRequests && abs(s.Run-s.PrevRun) <= 1
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 // answeredPending counts a refused answer against a tentative concurrency

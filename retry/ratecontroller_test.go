@@ -74,17 +74,19 @@ func TestRateTransitions(t *testing.T) {
 	// row is paced(0) after three bare 429s in a row, the first at start,
 	// the last at last (seconds after t0, a multiple of 10 s), with
 	// Windowed as given; sentAt accepts a request of 100 items sent at sent
-	// (answered 10 ms later); rowEnded is the state such an acceptance
-	// leaves, with Windowed as given.
+	// (answered 10 ms later); rowEnded is the state such an acceptance of a
+	// request sent at sent leaves, with Windowed as given: the row ended,
+	// a run of one request begun.
 	row := func(start, last float64, windowed bool) retry.RateState {
 		return with(inRow(paced(0), 3, last), func(s *retry.RateState) { s.StreakStart, s.Windowed = sec(start), windowed })
 	}
 	sentAt := func(sent float64) func(retry.RateState) retry.RateState {
 		return func(s retry.RateState) retry.RateState { return s.Accepted(sec(sent+0.01), sec(sent), 100) }
 	}
-	rowEnded := func(start, last float64, windowed bool) retry.RateState {
+	rowEnded := func(start, last, sent float64, windowed bool) retry.RateState {
 		return with(paced(100), func(s *retry.RateState) {
 			s.Answered, s.LastRefusal, s.StreakStart, s.Windowed = 1, sec(last), sec(start), windowed
+			s.Run, s.RunStart = 1, sec(sent+0.01)
 		})
 	}
 	tests := []struct {
@@ -97,7 +99,7 @@ func TestRateTransitions(t *testing.T) {
 			name:  "unlimited, accepted: counted, to learn from at the first refusal",
 			from:  retry.RateState{},
 			event: func(s retry.RateState) retry.RateState { return s.Accepted(t0, t0, 100) },
-			want:  retry.RateState{AcceptedRun: 100, Answered: 1, ItemsPerRequest: 100, FirstAccepted: t0},
+			want:  retry.RateState{AcceptedRun: 100, Answered: 1, ItemsPerRequest: 100, FirstAccepted: t0, Run: 1, RunStart: t0},
 		},
 		{
 			name: "unlimited, refused with nothing accepted: nothing to learn, still unlimited",
@@ -173,7 +175,7 @@ func TestRateTransitions(t *testing.T) {
 			name:  "the first bare hold's probe accepted, the destination's first acceptance: BareStart stays, for HoldEnded",
 			from:  retry.RateState{Epoch: 3, BareStart: t0},
 			event: func(s retry.RateState) retry.RateState { return s.Accepted(sec(1), sec(1), 50) },
-			want:  retry.RateState{Epoch: 3, BareStart: t0, FirstAccepted: sec(1), AcceptedRun: 50, Answered: 1, ItemsPerRequest: 50},
+			want:  retry.RateState{Epoch: 3, BareStart: t0, FirstAccepted: sec(1), AcceptedRun: 50, Answered: 1, ItemsPerRequest: 50, Run: 1, RunStart: sec(1)},
 		},
 		{
 			name: "accepted after an earlier acceptance: BareStart is void, a later hold slow-starts",
@@ -181,7 +183,7 @@ func TestRateTransitions(t *testing.T) {
 			event: func(s retry.RateState) retry.RateState {
 				return s.Accepted(sec(1), sec(1), 50).HoldEnded(sec(1), 50, 1)
 			},
-			want: retry.RateState{Mode: retry.RateSlowStart, Ceiling: 50, Since: sec(1), Next: sec(1), Epoch: 4, ItemsPerRequest: 50, FirstAccepted: sec(0.5)},
+			want: retry.RateState{Mode: retry.RateSlowStart, Ceiling: 50, Since: sec(1), Next: sec(1), Epoch: 4, ItemsPerRequest: 50, FirstAccepted: sec(0.5), Run: 1, RunStart: sec(1)},
 		},
 		{
 			name:  "the first bare hold ended by its first probe: the pace stays unlimited",
@@ -199,37 +201,40 @@ func TestRateTransitions(t *testing.T) {
 			name:  "a row of bare 429s from 7 s to 9 s ended by a request sent 0.3 s after a multiple of 10 s: a fixed window that reset there",
 			from:  row(7, 9, false),
 			event: sentAt(10.3),
-			want:  rowEnded(7, 9, true),
+			want:  rowEnded(7, 9, 10.3, true),
 		},
 		{
 			name:  "such a row ended by a request sent 1.5 s after the multiple: no window (forgotten)",
 			from:  row(7, 9, true),
 			event: sentAt(11.5),
-			want:  rowEnded(7, 9, false),
+			want:  rowEnded(7, 9, 11.5, false),
 		},
 		{
 			name:  "a row that began 1 s before the multiple (a 1 s window, a bucket): no window",
 			from:  row(9, 9.5, true),
 			event: sentAt(10.3),
-			want:  rowEnded(9, 9.5, false),
+			want:  rowEnded(9, 9.5, 10.3, false),
 		},
 		{
 			name:  "a row whose last refusal came 1.5 s before the multiple: a window",
 			from:  row(5, 8.5, false),
 			event: sentAt(10.3),
-			want:  rowEnded(5, 8.5, true),
+			want:  rowEnded(5, 8.5, 10.3, true),
 		},
 		{
 			name:  "a row whose last refusal came 2 s before the multiple (the reset may have come any time since): no window",
 			from:  row(5, 8, true),
 			event: sentAt(10.3),
-			want:  rowEnded(5, 8, false),
+			want:  rowEnded(5, 8, 10.3, false),
 		},
 		{
 			name:  "one bare 429, then accepted: what the window says is kept",
 			from:  with(inRow(paced(0), 1, 14), func(s *retry.RateState) { s.Windowed = true }),
 			event: func(s retry.RateState) retry.RateState { return s.Accepted(sec(20.31), sec(20.3), 100) },
-			want:  with(paced(100), func(s *retry.RateState) { s.Answered, s.LastRefusal, s.Windowed = 1, sec(14), true }),
+			want: with(paced(100), func(s *retry.RateState) {
+				s.Answered, s.LastRefusal, s.Windowed = 1, sec(14), true
+				s.Run, s.RunStart = 1, sec(20.31)
+			}),
 		},
 		{
 			name:  "paced, hold ended: the learned pace is kept",
@@ -241,13 +246,13 @@ func TestRateTransitions(t *testing.T) {
 			name:  "paced, accepted: counted since the cut",
 			from:  paced(300),
 			event: func(s retry.RateState) retry.RateState { return s.Accepted(sec(1), sec(1), 100) },
-			want:  func() retry.RateState { s := paced(400); s.Answered = 1; return s }(),
+			want:  func() retry.RateState { s := paced(400); s.Answered, s.Run, s.RunStart = 1, 1, sec(1); return s }(),
 		},
 		{
 			name:  "paced, accepted but sent before the cut: not counted, it says nothing of the new pace",
 			from:  paced(300),
 			event: func(s retry.RateState) retry.RateState { return s.Accepted(sec(0.2), sec(-0.01), 100) },
-			want:  func() retry.RateState { s := paced(300); s.Answered = 1; return s }(),
+			want:  func() retry.RateState { s := paced(300); s.Answered, s.Run, s.RunStart = 1, 1, sec(0.2); return s }(),
 		},
 		{
 			name:  "paced, refused after less was accepted than 60 % of the pace: 90 % of what was accepted binds",
@@ -435,7 +440,7 @@ func TestRateTransitions(t *testing.T) {
 			name:  "bare, accepted after refusals in a row: the row ends",
 			from:  inRow(bare(0, 5, 5), 3, 2.5),
 			event: func(s retry.RateState) retry.RateState { return s.Accepted(sec(3), sec(3), 100) },
-			want:  inRow(bare(100, 6, 5), 0, 2.5),
+			want:  with(inRow(bare(100, 6, 5), 0, 2.5), func(s *retry.RateState) { s.Run, s.RunStart = 1, sec(3) }),
 		},
 		{
 			name: "bare 503 (shedding), past the rate the backend took: 5 % below the rate requests went at, not what was accepted",
@@ -808,6 +813,65 @@ func TestWindowHold(t *testing.T) {
 	require.NoError(t, err)
 	defer restore()
 	assert.False(t, retry.RateState{Windowed: true}.WindowHold(), "windowHolds off (the ninth step's law)")
+}
+
+// TestWindowCounted: a fixed window takes as many requests in each window.
+// After a row of windowRow or more bare 429s that ended at least
+// windowClosed after its run began, a run as long as the one before that
+// row (give or take one) has reached the window's limit again: its first
+// bare 429 holds the destination (WindowHold), as at a window seen to
+// reset at a multiple of 10 s. Not after a shorter row (a backend that
+// refuses at random refuses two in a row now and then), nor after a
+// shorter cycle (a 1 s window), nor when the runs differ by two; and a
+// run that a window hold ended counts as the one before for the next.
+func TestWindowCounted(t *testing.T) {
+	sec := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	accept := func(s retry.RateState, n int, from, every float64) retry.RateState {
+		for i := range n {
+			at := sec(from + float64(i)*every)
+			s = s.Accepted(at, at, 100)
+		}
+		return s
+	}
+	refuse := func(s retry.RateState, at ...float64) retry.RateState {
+		for _, a := range at {
+			s = s.Refused(retry.Refusal{At: sec(a), Sent: sec(a - 0.01), Items: 100, Bare: true})
+		}
+		return s
+	}
+	// 50 accepted over 5 s, refused from 5 s to 7 s, accepted again at
+	// 7.5 s: the run before the row was 50, begun 7.5 s before the row
+	// ended.
+	window := accept(refuse(accept(retry.RateState{}, 50, 0, 0.1), 5, 5.1, 5.3, 5.9, 7), 1, 7.5, 0.1)
+	for _, tt := range []struct {
+		name string
+		s    retry.RateState
+		hold bool
+	}{
+		{"a run of 50 again", accept(window, 49, 7.6, 0.1), true},
+		{"a run of 49", accept(window, 48, 7.6, 0.1), true},
+		{"a run of 51", accept(window, 50, 7.6, 0.1), true},
+		{"a run of 48", accept(window, 47, 7.6, 0.1), false},
+		{"a run of 52", accept(window, 51, 7.6, 0.1), false},
+		{"two in a row", accept(accept(refuse(accept(retry.RateState{}, 50, 0, 0.1), 5, 5.1), 1, 7.5, 0.1), 49, 7.6, 0.1), false},
+		{"a 1 s cycle", accept(accept(refuse(accept(retry.RateState{}, 50, 0, 0.01), 0.5, 0.6, 0.8), 1, 1, 0.01), 49, 1.01, 0.01), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.hold, tt.s.WindowHold())
+			assert.False(t, tt.s.Windowed, "not from the clock's multiples")
+		})
+	}
+
+	// The hold's row: one refusal, held until the window reset, the run
+	// after it as long again.
+	held := refuse(accept(window, 49, 7.6, 0.1), 12.5)
+	next := accept(held, 50, 20, 0.1)
+	assert.True(t, accept(held, 1, 20, 0.1).Run == 1 && next.WindowHold(), "a run that a window hold ended counts for the next")
+
+	restore, err := retry.SetTuning(map[string]float64{"windowCounts": 0})
+	require.NoError(t, err)
+	defer restore()
+	assert.False(t, accept(window, 49, 7.6, 0.1).WindowHold(), "windowCounts off (the law before)")
 }
 
 // TestRateCutVariants: the two variants of the bare cut measured against

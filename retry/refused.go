@@ -40,6 +40,9 @@ func (s rateState) Refused(r refusedAnswer) rateState {
 	s.ItemsPerRequest = r.Items
 	if r.Bare && !r.Shed {
 		if r.Sent.After(s.LastRefusal) && !r.Quota {
+			if s.Streak == 0 {
+				s.RowStartRun, s.RowWindow, s.RowRunStart = s.Run, s.WindowHold(), s.RunStart
+			}
 			s.Streak++
 			if s.Streak == 2 {
 				s.StreakStart = s.LastRefusal

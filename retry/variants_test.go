@@ -52,6 +52,10 @@ var pacerVariants = []pacerVariant{
 	{"backgroundMemory=0.5", map[string]float64{"backgroundMemory": 0.5}, true},
 	{"backgroundAlpha=0.05", map[string]float64{"backgroundAlpha": 0.05}, true},
 	{"backgroundAlpha=0.2", map[string]float64{"backgroundAlpha": 0.2}, true},
+	// The fourteenth step's values: a fixed window found by its runs.
+	{"windowCounts=0", map[string]float64{"windowCounts": 0}, true},
+	{"windowRow=2", map[string]float64{"windowRow": 2}, true},
+	{"windowRow=4", map[string]float64{"windowRow": 4}, true},
 	{"streakGrowth=1", map[string]float64{"streakGrowth": 1}, true},
 	{"maxStreakGrowths=4", map[string]float64{"maxStreakGrowths": 4}, true},
 	{"maxStreakGrowths=5", map[string]float64{"maxStreakGrowths": 5}, true},

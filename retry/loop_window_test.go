@@ -44,13 +44,13 @@ func windowRunAt(t *testing.T, phase time.Duration) (at []time.Duration, status 
 }
 
 // windowPhase is where windowRun starts in a window: a phase at which a
-// row of refusals ends just after a multiple of 10 s, as the window rule
+// row of refusals ends just after a multiple of 10 s, as the clock's rule
 // needs to learn the window. One payload at a time, that happens at some
 // phases only: of 15 phases 0.7 s apart from 0.1 s, at 5.7 s alone, with
 // the thirteenth step's law and with the twelfth step's (whose test began
-// at 0.5 s, off that grid, where this law begins no window hold); at the
-// others no window hold begins, and the runs refuse about as many (16 to
-// 22 requests of 76 to 82, either law).
+// at 0.5 s, off that grid, where this law begins no window hold). Since
+// the fourteenth step the window's runs find it too, at most phases
+// (TestLoopAFixedWindowIsFoundByItsRuns).
 const windowPhase = 5700 * time.Millisecond
 
 // windowRun is windowRunAt at windowPhase.
@@ -104,4 +104,39 @@ func TestLoopAFixedWindowIsHeldUntilItResets(t *testing.T) {
 		assert.NotEqual(t, retry.SourceWindow, e.Source, "no window hold with windowHolds off")
 	}
 	assert.Greater(t, refusedPerWindow(at, status)[ends[0]], 1, "with windowHolds off, the first of those windows' end: a row of refusals")
+}
+
+// TestLoopAFixedWindowIsFoundByItsRuns: at a phase where no row of
+// refusals ends just after a multiple of 10 s (0.1 s into a window), the
+// window's runs find it: as many requests accepted after a row of refusals
+// as before it, and the next refusal holds the destination until the
+// window resets (source window), where the law before (windowCounts off)
+// began no window hold there; the run refuses fewer requests and delivers
+// sooner.
+func TestLoopAFixedWindowIsFoundByItsRuns(t *testing.T) {
+	const phase = 100 * time.Millisecond
+	count := func(at []time.Duration, status []int, attempts []retry.Event) (holds, refused int, last time.Duration) {
+		for _, e := range attempts {
+			if e.Source == retry.SourceWindow {
+				holds++
+				assert.Equal(t, e.Until.Truncate(10*time.Second), e.Until, "a window hold ends on a multiple of 10 s")
+			}
+		}
+		for _, s := range status {
+			if s != http.StatusOK {
+				refused++
+			}
+		}
+		return holds, refused, at[len(at)-1]
+	}
+	holds, refused, last := count(windowRunAt(t, phase))
+	assert.Positive(t, holds, "window holds")
+
+	restore, err := retry.SetTuning(map[string]float64{"windowCounts": 0})
+	require.NoError(t, err)
+	defer restore()
+	holdsBefore, refusedBefore, lastBefore := count(windowRunAt(t, phase))
+	assert.Zero(t, holdsBefore, "the law before: no window hold at this phase")
+	assert.Less(t, refused, refusedBefore, "refused")
+	assert.Less(t, last, lastBefore, "the last answer")
 }

@@ -219,7 +219,9 @@ type pacerTuning struct {
 	// windows, so a run of acceptances as long as the one before the last
 	// row that showed a window's end (give or take one) is the window's
 	// limit reached again, and its first bare 429 holds the destination
-	// as at a window seen to reset at a multiple (rateState.windowCounted):
+	// as at a window seen to reset at a multiple (rateState.windowCounted;
+	// that hold's probe, accepted just after the multiple, then shows the
+	// window on the clock, Windowed):
 	// the second window's end is found where the clock's multiples often
 	// miss it (the first run's probe came seconds after the reset, behind
 	// a hold of retry_after::default). A row shows a window's end when it

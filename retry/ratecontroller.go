@@ -355,8 +355,13 @@ func (s rateState) Accepted(now, sent time.Time, items int) rateState {
 		s.AcceptedRun += items
 	}
 	s.ItemsPerRequest = items
-	if s.Streak >= 2 {
+	switch {
+	case s.Streak >= 2:
 		s.Windowed = s.windowReset(sent)
+	case s.Streak == 1 && s.RowWindow && !s.Windowed:
+		// A window hold its runs began, ended by a request accepted just
+		// after the multiple it waited for: the window resets there.
+		s.Windowed = sent.Sub(sent.Truncate(windowAlign)) <= tuning.windowSlack
 	}
 	if s.Streak > 0 {
 		s.PrevRun = 0

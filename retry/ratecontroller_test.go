@@ -820,7 +820,9 @@ func TestWindowHold(t *testing.T) {
 // windowClosed after its run began, a run as long as the one before that
 // row (give or take one) has reached the window's limit again: its first
 // bare 429 holds the destination (WindowHold), as at a window seen to
-// reset at a multiple of 10 s. Not after a shorter row (a backend that
+// reset at a multiple of 10 s, and that hold's probe, accepted just after
+// the multiple, shows the window on the clock (Windowed). Not after a
+// shorter row (a backend that
 // refuses at random refuses two in a row now and then), nor after a
 // shorter cycle (a 1 s window), nor when the runs differ by two; and a
 // run that a window hold ended counts as the one before for the next.
@@ -867,6 +869,11 @@ func TestWindowCounted(t *testing.T) {
 	held := refuse(accept(window, 49, 7.6, 0.1), 12.5)
 	next := accept(held, 50, 20, 0.1)
 	assert.True(t, accept(held, 1, 20, 0.1).Run == 1 && next.WindowHold(), "a run that a window hold ended counts for the next")
+	// That hold waited for the multiple at 20 s: its probe, accepted just
+	// after it, shows the window resetting on the clock's multiples.
+	assert.True(t, accept(held, 1, 20, 0.1).Windowed, "accepted just after the multiple the hold waited for")
+	assert.False(t, accept(held, 1, 21.5, 0.1).Windowed, "accepted 1.5 s after it: the reset may have come any time")
+	assert.False(t, accept(refuse(accept(window, 40, 7.6, 0.1), 12.5), 1, 20, 0.1).Windowed, "a bare 429 that began no window hold")
 
 	restore, err := retry.SetTuning(map[string]float64{"windowCounts": 0})
 	require.NoError(t, err)

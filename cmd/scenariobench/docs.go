@@ -51,7 +51,7 @@ package main
 // a field of the JSON's runs, and filters on other fields (encode_at=auto).
 // STAT is median, min, max, range ("a–b"), rangen ("a–b over N runs"),
 // list (every run, in order), n (how many runs), iqr (the middle half),
-// ge=X ("2 of 7": how many runs reach X). FORMAT is f0…f3 (decimals),
+// ge=X ("2 of 7": how many runs reach X), le=X (how many are at most X). FORMAT is f0…f3 (decimals),
 // pct0…pct2 (a share as per cent), k0 or k1 (thousands, "362 k"), mib0
 // (bytes as MiB), us0… (seconds as µs), more0… (a ratio as "15 % more").
 
@@ -434,21 +434,24 @@ func (r *figureRenderer) value(files []string, selector, stat, format string) (s
 		}
 		return strings.Join(out, ", "), nil
 	}
-	if t, ok := strings.CutPrefix(stat, "ge="); ok {
-		// How many runs reach t: "2 of 7".
-		least, err := strconv.ParseFloat(t, 64)
+	if t, ge := strings.CutPrefix(stat, "ge="); ge || strings.HasPrefix(stat, "le=") {
+		// How many runs reach t, or are at most t: "2 of 7".
+		if !ge {
+			t = strings.TrimPrefix(stat, "le=")
+		}
+		bound, err := strconv.ParseFloat(t, 64)
 		if err != nil {
 			return "", fmt.Errorf("stat %q", stat)
 		}
 		n := 0
 		for _, x := range xs {
-			if x >= least {
+			if (ge && x >= bound) || (!ge && x <= bound) {
 				n++
 			}
 		}
 		return fmt.Sprintf("%d of %d", n, len(xs)), nil
 	}
-	return "", fmt.Errorf("stat %q: want median, min, max, range, rangen, list, n, iqr or ge=X", stat)
+	return "", fmt.Errorf("stat %q: want median, min, max, range, rangen, list, n, iqr, ge=X or le=X", stat)
 }
 
 // scenarioMatches reports whether a run's scenario is the selector's, or

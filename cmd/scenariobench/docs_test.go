@@ -73,9 +73,9 @@ func TestDocFiguresRewrite(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "400", got2, "a pattern of scenarios, with | between the selector's parts")
 	for stat, want := range map[string]string{"ge=300": "2 of 3", "le=300": "2 of 3", "le=99": "0 of 3", "ge=400": "1 of 3"} {
-		got, err := r.render("v r.json healthy|ours|items_per_second " + stat + " f0")
-		require.NoError(t, err)
-		assert.Equal(t, want, got, stat)
+		counted, renderErr := r.render("v r.json healthy|ours|items_per_second " + stat + " f0")
+		require.NoError(t, renderErr)
+		assert.Equal(t, want, counted, stat)
 	}
 	assert.True(t, strings.HasSuffix(text, "<!-- /fig -->\nend\n"), text)
 

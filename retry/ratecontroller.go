@@ -141,8 +141,9 @@ type rateState struct {
 	// ended; RowStartRun is what Run was when the current (or last) row
 	// began, RowWindow whether that row's first refusal held the
 	// destination for a window, and PrevRun how many requests were
-	// accepted before the last row that showed a window's end (two or
-	// more in a row, or a window hold), zero when the last row did not.
+	// accepted before the last row that showed a window's end (windowRow
+	// or more in a row, or a window hold, ending at least windowClosed
+	// after that run began), zero when the last row did not.
 	// A fixed window takes as many requests in each of its windows: a
 	// run as long as the one before it ends where that one did
 	// (windowCounted).

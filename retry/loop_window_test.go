@@ -122,10 +122,8 @@ func TestLoopAFixedWindowIsFoundByItsRuns(t *testing.T) {
 				assert.Equal(t, e.Until.Truncate(10*time.Second), e.Until, "a window hold ends on a multiple of 10 s")
 			}
 		}
-		for _, s := range status {
-			if s != http.StatusOK {
-				refused++
-			}
+		for _, n := range refusedPerWindow(at, status) {
+			refused += n
 		}
 		return holds, refused, at[len(at)-1]
 	}

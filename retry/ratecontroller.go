@@ -361,8 +361,11 @@ func (s rateState) Accepted(now, sent time.Time, items int) rateState {
 		s.Windowed = s.windowReset(sent)
 	case s.Streak == 1 && s.RowWindow && !s.Windowed:
 		// A window hold its runs began, ended by a request accepted just
-		// after the multiple it waited for: the window resets there.
-		s.Windowed = sent.Sub(sent.Truncate(windowAlign)) <= tuning.windowSlack
+		// after the multiple it waited for: the window resets there. (When
+		// the multiple was too far for a hold, the pace went on, and a
+		// request accepted before the next multiple shows no reset.)
+		b := sent.Truncate(windowAlign)
+		s.Windowed = s.LastRefusal.Before(b) && sent.Sub(b) <= tuning.windowSlack
 	}
 	if s.Streak > 0 {
 		s.PrevRun = 0

@@ -874,6 +874,13 @@ func TestWindowCounted(t *testing.T) {
 	assert.True(t, accept(held, 1, 20, 0.1).Windowed, "accepted just after the multiple the hold waited for")
 	assert.False(t, accept(held, 1, 21.5, 0.1).Windowed, "accepted 1.5 s after it: the reset may have come any time")
 	assert.False(t, accept(refuse(accept(window, 40, 7.6, 0.1), 12.5), 1, 20, 0.1).Windowed, "a bare 429 that began no window hold")
+	// A count-matched refusal just after a multiple (the next one too far
+	// for a hold: the policy paces instead), and the next request accepted
+	// at once, within 1 s of that multiple: no multiple lies between the
+	// two, nothing shows a reset there.
+	early := refuse(accept(window, 49, 9.8, 0.004), 10.3)
+	require.True(t, early.RowWindow, "the runs matched")
+	assert.False(t, accept(early, 1, 10.5, 0.1).Windowed, "no multiple between the refusal and the acceptance")
 
 	restore, err := retry.SetTuning(map[string]float64{"windowCounts": 0})
 	require.NoError(t, err)

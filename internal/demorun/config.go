@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"text/template"
 )
 
@@ -123,8 +124,14 @@ func (c CollectorConfig) WriteFile(dir, tmpl string) (string, error) {
 // as happened with ports the kernel handed out. Another process drawing
 // the same port at the same moment is still possible, but unlikely (one
 // in thousands); without that range it falls back to ports the kernel
-// picks.
+// picks. Within one process it never returns a port twice: tests that run
+// in parallel draw their ports at once, and a port one test drew and
+// closed again could be drawn by another before the first one's collector
+// binds it (seen once: a collector exited on its taken port while its
+// health check answered from the other test's).
 func FreeAddrs(n int) ([]string, error) {
+	issued.Lock()
+	defer issued.Unlock()
 	lns := make([]net.Listener, 0, n)
 	defer func() {
 		for _, ln := range lns {
@@ -146,10 +153,21 @@ func FreeAddrs(n int) ([]string, error) {
 			return nil, err
 		}
 		lns = append(lns, ln)
-		out = append(out, ln.Addr().String())
+		got := ln.Addr().String()
+		if issued.addrs[got] {
+			continue
+		}
+		issued.addrs[got] = true
+		out = append(out, got)
 	}
 	return out, nil
 }
+
+// issued is every address FreeAddrs returned in this process.
+var issued = struct {
+	sync.Mutex
+	addrs map[string]bool
+}{addrs: map[string]bool{}}
 
 // unassignedPorts is the range [low, high) of ports below the kernel's
 // ephemeral range and above the well-known registered services this

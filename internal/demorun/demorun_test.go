@@ -100,6 +100,25 @@ func TestFreeAddrsDistinct(t *testing.T) {
 	}
 }
 
+// Calls in one process never share a port: parallel tests draw theirs at
+// once, and each collector must get its own (1 000 ports drawn at random
+// from about 20 000 would repeat one almost surely).
+func TestFreeAddrsNeverTwiceInAProcess(t *testing.T) {
+	seen := map[string]bool{}
+	for range 20 {
+		addrs, err := FreeAddrs(50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range addrs {
+			if seen[a] {
+				t.Fatalf("%s returned twice", a)
+			}
+			seen[a] = true
+		}
+	}
+}
+
 // The collectors' ports come from below the ephemeral range: a port the
 // kernel hands out could be taken by an outgoing connection before the
 // collector binds it (CI failed on exactly that: "bind: address already in

@@ -116,6 +116,10 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 			t.firstBareCut = v
 		case "firstBareSpan":
 			t.firstBareSpan = seconds(v)
+		case "windowShare":
+			t.windowShare = v
+		case "windowSchedule":
+			t.windowSchedule = v != 0
 		case "cutFromFirstSlot":
 			t.cutFromFirstSlot = v != 0
 		case "bareMargin":

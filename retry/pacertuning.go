@@ -232,8 +232,24 @@ type pacerTuning struct {
 	// (two in a row now and then) hold for a window; 4 missed rows of
 	// three at the 10 s window's first end. False (a variant only: the
 	// law before): never.
+	//
+	// windowSchedule: once an acceptance shows such a window reset (a
+	// row of bare 429s ended just after a multiple, at a destination
+	// Windowed), the window is known: it takes as many requests as the
+	// run before the row (rateState.WindowTake). Requests then leave
+	// without waiting for the learned pace, windowShare times the
+	// window's rate (the window's take within 1/windowShare of it), and
+	// once the window's take is booked the next wait for the next
+	// window's start; any refusal ends the schedule, and the pace goes
+	// on at the window's rate. At the window's rate alone (the law
+	// before, false: a variant only) the requests a window could take at
+	// once waited seconds into the next window, and a load that ends
+	// within a window took seconds longer. Measured in the limiter model
+	// (docs/benchmarks.md, fifteenth step): windowShare 2, 4, 8, 20.
 	windowHolds       bool
 	windowCounts      bool
+	windowSchedule    bool
+	windowShare       float64
 	windowRow         int
 	windowProbes      bool
 	windowClosed      time.Duration
@@ -294,6 +310,8 @@ var defaultTuning = pacerTuning{
 	strayShare:           0.25,
 	windowHolds:          true,
 	windowCounts:         true,
+	windowSchedule:       true,
+	windowShare:          8,
 	windowRow:            3,
 	windowClosed:         2 * time.Second,
 	windowLastRefusal:    3 * time.Second / 2,

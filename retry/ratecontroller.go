@@ -40,6 +40,10 @@ const (
 // lengths (10 s, a minute, an hour) are all multiples of windowAlign.
 const windowAlign = 10 * time.Second
 
+// windowScheduleSlack is how long after a window's start on the clock the
+// first request booked into it leaves.
+const windowScheduleSlack = 50 * time.Millisecond
+
 // rateMode is the rate controller's state.
 type rateMode uint8
 
@@ -152,6 +156,14 @@ type rateState struct {
 	// RunStart is when the current run's first request was accepted,
 	// RowRunStart when the run before the current (or last) row's was.
 	RunStart, RowRunStart time.Time
+	// WindowTake is how many requests a fixed window seen on the clock
+	// (Windowed) takes, zero when none is known: set when an acceptance
+	// shows the window reset, to the run before the row it ended; zero at
+	// any refusal. While it is set, Reserve books each request in the
+	// first window with room (WindowAt is the window WindowSent requests
+	// were booked in), without waiting for the pace.
+	WindowTake, WindowSent int
+	WindowAt               time.Time
 }
 
 // refusedAnswer is a refused answer, as the rate controller learns from it.
@@ -321,6 +333,24 @@ func (s rateState) Reserve(now time.Time, items int) (rateState, time.Time, Pace
 	if s.Mode == rateUnlimited {
 		return s, at, source
 	}
+	if s.WindowTake > 0 {
+		if w := at.Truncate(windowAlign); w.After(s.WindowAt) {
+			s.WindowAt, s.WindowSent = w, 0
+		}
+		if s.Next.After(at) {
+			at, source = s.Next, PaceRate
+		}
+		if s.WindowSent >= s.WindowTake {
+			s.WindowAt, s.WindowSent = s.WindowAt.Add(windowAlign), 0
+			at, source = s.WindowAt.Add(windowScheduleSlack), PaceRate
+		}
+		s.WindowSent++
+		s.Next = at.Add(time.Duration(float64(windowAlign) / (tuning.windowShare * float64(s.WindowTake))))
+		if s.FirstSlot.IsZero() {
+			s.FirstSlot = at
+		}
+		return s, at, source
+	}
 	if s.Next.After(at) {
 		at, source = s.Next, PaceRate
 	}
@@ -366,6 +396,14 @@ func (s rateState) Accepted(now, sent time.Time, items int) rateState {
 		// request accepted before the next multiple shows no reset.)
 		b := sent.Truncate(windowAlign)
 		s.Windowed = s.LastRefusal.Before(b) && sent.Sub(b) <= tuning.windowSlack
+	}
+	if tuning.windowSchedule && s.Windowed && s.Streak > 0 && s.LastRefusal.Before(sent.Truncate(windowAlign)) &&
+		float64(s.RowStartRun) >= tuning.measuredRequests {
+		// The first request of a window that reset since the row began:
+		// the window takes as many as the run before the row.
+		s.WindowTake, s.WindowSent, s.WindowAt = s.RowStartRun, 1, sent.Truncate(windowAlign)
+		s.Epoch++
+		s.Next = now
 	}
 	if s.Streak > 0 {
 		s.PrevRun = 0

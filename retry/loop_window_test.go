@@ -138,3 +138,57 @@ func TestLoopAFixedWindowIsFoundByItsRuns(t *testing.T) {
 	assert.Less(t, refused, refusedBefore, "refused")
 	assert.Less(t, last, lastBefore, "the last answer")
 }
+
+// TestLoopAFixedWindowIsScheduled: once the pacer has seen the window
+// reset on the clock, each later window's take leaves within an eighth of
+// the window from its start (windowShare 8), and nothing more is sent into
+// it: those windows refuse nothing, and the run ends seconds earlier than
+// with the law before (windowSchedule off, where the requests went at the
+// window's rate and the last window's were spread over seconds).
+func TestLoopAFixedWindowIsScheduled(t *testing.T) {
+	const phase = 100 * time.Millisecond
+	type window struct{ accepted, refused int }
+	perWindow := func(at []time.Duration, status []int) (map[int]*window, map[int]time.Duration) {
+		w, latest := map[int]*window{}, map[int]time.Duration{}
+		for i, a := range at {
+			k := int(a / (10 * time.Second))
+			if w[k] == nil {
+				w[k] = &window{}
+			}
+			if status[i] == http.StatusOK {
+				w[k].accepted++
+			} else {
+				w[k].refused++
+			}
+			latest[k] = max(latest[k], a-time.Duration(k)*10*time.Second)
+		}
+		return w, latest
+	}
+	at, status, _ := windowRunAt(t, phase)
+	windows, latest := perWindow(at, status)
+	last := int(at[len(at)-1] / (10 * time.Second))
+	scheduled := 0
+	for k := last; k >= 0 && windows[k].refused == 0 && windows[k].accepted == 10 && latest[k] <= 1250*time.Millisecond+50*time.Millisecond; k-- {
+		scheduled++
+	}
+	assert.GreaterOrEqual(t, scheduled, 2, "the last windows: 10 accepted, none refused, all sent within an eighth of the window")
+	refused := 0
+	for _, w := range windows {
+		refused += w.refused
+	}
+
+	restore, err := retry.SetTuning(map[string]float64{"windowSchedule": 0})
+	require.NoError(t, err)
+	defer restore()
+	atBefore, statusBefore, _ := windowRunAt(t, phase)
+	windowsBefore, latestBefore := perWindow(atBefore, statusBefore)
+	refusedBefore := 0
+	for k, w := range windowsBefore {
+		refusedBefore += w.refused
+		if w.accepted == 10 && w.refused == 0 {
+			assert.Greater(t, latestBefore[k], 1300*time.Millisecond, "the law before: a window's take spread over it (window from %d s)", 10*k)
+		}
+	}
+	assert.LessOrEqual(t, refused, refusedBefore, "refused")
+	assert.Less(t, at[len(at)-1], atBefore[len(atBefore)-1]-5*time.Second, "the last answer, seconds earlier")
+}

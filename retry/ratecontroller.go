@@ -330,9 +330,6 @@ func requestsToItems(requests float64, itemsPerRequest int) float64 {
 // when unlimited or ahead of the pace) and why.
 func (s rateState) Reserve(now time.Time, items int) (rateState, time.Time, PaceSource) {
 	at, source := now, PaceNone
-	if s.Mode == rateUnlimited {
-		return s, at, source
-	}
 	if s.WindowTake > 0 {
 		if w := at.Truncate(windowAlign); w.After(s.WindowAt) {
 			s.WindowAt, s.WindowSent = w, 0
@@ -349,6 +346,9 @@ func (s rateState) Reserve(now time.Time, items int) (rateState, time.Time, Pace
 		if s.FirstSlot.IsZero() {
 			s.FirstSlot = at
 		}
+		return s, at, source
+	}
+	if s.Mode == rateUnlimited {
 		return s, at, source
 	}
 	if s.Next.After(at) {

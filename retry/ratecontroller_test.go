@@ -934,3 +934,67 @@ func TestRateCutVariants(t *testing.T) {
 		assert.InDelta(t, 0.95*3000/5, onTime.Refused(later).Ceiling, 1e-3, "a first request on time: the same as the default")
 	})
 }
+
+// TestWindowSchedule: an acceptance that shows a fixed window reset on the
+// clock's multiples starts its schedule: the window takes as many requests
+// as the run before the row (WindowTake); Reserve lets them leave an
+// eighth of the window's rate apart, without the pace, and books the one
+// after them at the next window's start (plus windowScheduleSlack); a
+// refusal ends the schedule, and the pace goes on at the window's rate.
+func TestWindowSchedule(t *testing.T) {
+	sec := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	accept := func(s retry.RateState, n int, from, every float64) retry.RateState {
+		for i := range n {
+			at := sec(from + float64(i)*every)
+			s = s.Accepted(at, at, 100)
+		}
+		return s
+	}
+	refuse := func(s retry.RateState, at float64) retry.RateState {
+		return s.Refused(retry.Refusal{At: sec(at), Sent: sec(at - 0.01), Items: 100, Bare: true})
+	}
+	// As in TestWindowCounted: 50 accepted, a row, 50 again, a window
+	// hold from 12.5 s, its probe accepted just after the multiple at 20 s.
+	window := accept(refuse(refuse(refuse(refuse(accept(retry.RateState{}, 50, 0, 0.1), 5), 5.1), 5.3), 5.9), 1, 7.5, 0.1)
+	held := refuse(accept(window, 49, 7.6, 0.1), 12.5)
+	require.True(t, held.WindowHold() || held.RowWindow, "the count rule held it")
+	s := accept(held, 1, 20, 0.1)
+	require.True(t, s.Windowed)
+	assert.Equal(t, 50, s.WindowTake, "the run before the row")
+
+	// The probe took one of the window's 50: 49 more leave 25 ms apart
+	// (10 s / (8 × 50)) from now, whatever the pace; the 50th booked
+	// waits for the next window.
+	now := sec(20.2)
+	var slots []time.Time
+	for range 52 {
+		var at time.Time
+		s, at, _ = s.Reserve(now, 100)
+		slots = append(slots, at)
+	}
+	assert.Equal(t, now, slots[0], "the first at once")
+	assert.Equal(t, now.Add(48*25*time.Millisecond), slots[48], "the window's 49 more, 25 ms apart")
+	assert.Equal(t, sec(30.05), slots[49], "the next at the next window's start")
+	assert.Equal(t, sec(30.075), slots[50])
+
+	// A request left in the next window: the count starts again there.
+	s2, at, _ := accept(held, 1, 20, 0.1).Reserve(sec(31), 100)
+	assert.Equal(t, sec(31), at, "a new window on the clock: room again")
+	assert.Equal(t, 1, s2.WindowSent)
+
+	// A refusal ends the schedule: the pace at the window's rate, 50
+	// requests of 100 items per 10 s.
+	r := refuse(s, 30.1)
+	assert.Zero(t, r.WindowTake)
+	assert.InDelta(t, 500, r.Rate(sec(30.1)), 1e-6, "items a second")
+
+	// No schedule from a hold its runs began whose probe came 1.5 s after
+	// the multiple (not Windowed), nor from the count rule alone, nor with
+	// windowSchedule off (the law before).
+	assert.Zero(t, accept(held, 1, 21.5, 0.1).WindowTake)
+	assert.Zero(t, window.WindowTake)
+	restore, err := retry.SetTuning(map[string]float64{"windowSchedule": 0})
+	require.NoError(t, err)
+	defer restore()
+	assert.Zero(t, accept(held, 1, 20, 0.1).WindowTake, "windowSchedule off")
+}

@@ -56,6 +56,11 @@ var pacerVariants = []pacerVariant{
 	{"windowCounts=0", map[string]float64{"windowCounts": 0}, true},
 	{"windowRow=2", map[string]float64{"windowRow": 2}, true},
 	{"windowRow=4", map[string]float64{"windowRow": 4}, true},
+	// The fifteenth step's: a fixed window seen on the clock is scheduled.
+	{"windowSchedule=0", map[string]float64{"windowSchedule": 0}, true},
+	{"windowShare=2", map[string]float64{"windowShare": 2}, true},
+	{"windowShare=4", map[string]float64{"windowShare": 4}, true},
+	{"windowShare=20", map[string]float64{"windowShare": 20}, true},
 	{"streakGrowth=1", map[string]float64{"streakGrowth": 1}, true},
 	{"maxStreakGrowths=4", map[string]float64{"maxStreakGrowths": 4}, true},
 	{"maxStreakGrowths=5", map[string]float64{"maxStreakGrowths": 5}, true},

@@ -815,6 +815,28 @@ func TestWindowHold(t *testing.T) {
 	assert.False(t, retry.RateState{Windowed: true}.WindowHold(), "windowHolds off (the ninth step's law)")
 }
 
+// windowSteps are the steps the window tests take, in seconds since t0:
+// n requests of 100 items accepted from from, every apart (each sent
+// when answered), and bare 429s at the times given (each sent 10 ms
+// before).
+func windowSteps() (sec func(float64) time.Time, accept func(retry.RateState, int, float64, float64) retry.RateState, refuse func(retry.RateState, ...float64) retry.RateState) {
+	sec = func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	accept = func(s retry.RateState, n int, from, every float64) retry.RateState {
+		for i := range n {
+			at := sec(from + float64(i)*every)
+			s = s.Accepted(at, at, 100)
+		}
+		return s
+	}
+	refuse = func(s retry.RateState, at ...float64) retry.RateState {
+		for _, a := range at {
+			s = s.Refused(retry.Refusal{At: sec(a), Sent: sec(a - 0.01), Items: 100, Bare: true})
+		}
+		return s
+	}
+	return sec, accept, refuse
+}
+
 // TestWindowCounted: a fixed window takes as many requests in each window.
 // After a row of windowRow or more bare 429s that ended at least
 // windowClosed after its run began, a run as long as the one before that
@@ -827,20 +849,7 @@ func TestWindowHold(t *testing.T) {
 // shorter cycle (a 1 s window), nor when the runs differ by two; and a
 // run that a window hold ended counts as the one before for the next.
 func TestWindowCounted(t *testing.T) {
-	sec := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
-	accept := func(s retry.RateState, n int, from, every float64) retry.RateState {
-		for i := range n {
-			at := sec(from + float64(i)*every)
-			s = s.Accepted(at, at, 100)
-		}
-		return s
-	}
-	refuse := func(s retry.RateState, at ...float64) retry.RateState {
-		for _, a := range at {
-			s = s.Refused(retry.Refusal{At: sec(a), Sent: sec(a - 0.01), Items: 100, Bare: true})
-		}
-		return s
-	}
+	_, accept, refuse := windowSteps()
 	// 50 accepted over 5 s, refused from 5 s to 7 s, accepted again at
 	// 7.5 s: the run before the row was 50, begun 7.5 s before the row
 	// ended.
@@ -942,17 +951,7 @@ func TestRateCutVariants(t *testing.T) {
 // after them at the next window's start (plus windowScheduleSlack); a
 // refusal ends the schedule, and the pace goes on at the window's rate.
 func TestWindowSchedule(t *testing.T) {
-	sec := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
-	accept := func(s retry.RateState, n int, from, every float64) retry.RateState {
-		for i := range n {
-			at := sec(from + float64(i)*every)
-			s = s.Accepted(at, at, 100)
-		}
-		return s
-	}
-	refuse := func(s retry.RateState, at float64) retry.RateState {
-		return s.Refused(retry.Refusal{At: sec(at), Sent: sec(at - 0.01), Items: 100, Bare: true})
-	}
+	sec, accept, refuse := windowSteps()
 	// As in TestWindowCounted: 50 accepted, a row, 50 again, a window
 	// hold from 12.5 s, its probe accepted just after the multiple at 20 s.
 	window := accept(refuse(refuse(refuse(refuse(accept(retry.RateState{}, 50, 0, 0.1), 5), 5.1), 5.3), 5.9), 1, 7.5, 0.1)

@@ -330,34 +330,33 @@ func requestsToItems(requests float64, itemsPerRequest int) float64 {
 // when unlimited or ahead of the pace) and why.
 func (s rateState) Reserve(now time.Time, items int) (rateState, time.Time, PaceSource) {
 	at, source := now, PaceNone
-	if s.WindowTake > 0 {
-		if w := at.Truncate(windowAlign); w.After(s.WindowAt) {
-			s.WindowAt, s.WindowSent = w, 0
-		}
-		if s.Next.After(at) {
-			at, source = s.Next, PaceRate
-		}
+	scheduled := s.WindowTake > 0
+	if !scheduled && s.Mode == rateUnlimited {
+		return s, at, source
+	}
+	if w := at.Truncate(windowAlign); scheduled && w.After(s.WindowAt) {
+		s.WindowAt, s.WindowSent = w, 0
+	}
+	if s.Next.After(at) {
+		at, source = s.Next, PaceRate
+	}
+	var gap time.Duration
+	if scheduled {
+		// A window's take, windowShare times its rate; the next window's
+		// start once the take is booked.
 		if s.WindowSent >= s.WindowTake {
 			s.WindowAt, s.WindowSent = s.WindowAt.Add(windowAlign), 0
 			at, source = s.WindowAt.Add(windowScheduleSlack), PaceRate
 		}
 		s.WindowSent++
-		s.Next = at.Add(time.Duration(float64(windowAlign) / (tuning.windowShare * float64(s.WindowTake))))
-		if s.FirstSlot.IsZero() {
-			s.FirstSlot = at
-		}
-		return s, at, source
-	}
-	if s.Mode == rateUnlimited {
-		return s, at, source
-	}
-	if s.Next.After(at) {
-		at, source = s.Next, PaceRate
+		gap = time.Duration(float64(windowAlign) / (tuning.windowShare * float64(s.WindowTake)))
+	} else {
+		gap = interval(items, s.Rate(at))
 	}
 	if s.FirstSlot.IsZero() {
 		s.FirstSlot = at
 	}
-	s.Next = at.Add(interval(items, s.Rate(at)))
+	s.Next = at.Add(gap)
 	return s, at, source
 }
 

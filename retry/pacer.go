@@ -112,8 +112,10 @@ func (p *Pacer) reserve(now time.Time, items int) paceSlot {
 // it returns a slot whose Answered channel closes at the next answer. When
 // the RateLimit headers seen say the remaining quota will not cover it, it
 // returns when the quota will (never later than the quota's reset, nor
-// than now + maxWait). The request waits until then and asks again, since
-// answers that come in meanwhile may change that. Otherwise it returns now
+// than now + maxWait), or, when it waits for an answer to a request in
+// flight first, a slot whose Answered channel closes at the next answer.
+// The request waits until then and asks again, since answers that come in
+// meanwhile may change that. Otherwise it returns now
 // and counts the request as gone, so that requests leaving together do not
 // all count on the same remainder.
 func (p *Pacer) depart(now time.Time) paceSlot {
@@ -125,21 +127,29 @@ func (p *Pacer) depart(now time.Time) paceSlot {
 	p.rate = p.rate.At(now, p.cfg.QuietPeriod)
 	slot := paceSlot{At: now, epoch: p.rate.Epoch}
 	if c := p.rate.ConcurrencyAt(now); c > 0 && p.inFlight >= c {
-		if p.answered == nil {
-			p.answered = make(chan struct{})
-		}
-		slot.At, slot.Source, slot.Answered = now.Add(p.maxWait), PaceConcurrency, p.answered
+		slot.At, slot.Source, slot.Answered = now.Add(p.maxWait), PaceConcurrency, p.nextAnswerLocked()
 		return slot
 	}
 	if p.cfg.RateLimitHeaders {
-		if at, ok := p.quota.depart(now, p.maxWait); !ok {
+		if at, untilAnswer, ok := p.quota.depart(now, p.maxWait); !ok {
 			slot.At, slot.Source = at, PaceQuota
+			if untilAnswer {
+				slot.Answered = p.nextAnswerLocked()
+			}
 			return slot
 		}
 	}
 	p.inFlight++
 	slot.InFlight = p.inFlight
 	return slot
+}
+
+// nextAnswerLocked is the channel closed at the next answer.
+func (p *Pacer) nextAnswerLocked() <-chan struct{} {
+	if p.answered == nil {
+		p.answered = make(chan struct{})
+	}
+	return p.answered
 }
 
 // answerLocked counts an answer to a request depart let go, and wakes the

@@ -429,12 +429,19 @@ func TestPacerSendsOneRequestFirstAfterAReset(t *testing.T) {
 
 	clock.Advance(waiting.At.Sub(clock.Now()))
 	assert.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "the first after the reset goes")
+	var second retry.Slot
 	for range 3 {
-		second := p.Depart(clock.Now())
+		second = p.Depart(clock.Now())
 		assert.Equal(t, retry.PaceQuota, second.Source, "the others wait for its answer")
 		assert.True(t, second.At.After(clock.Now()))
 	}
+	require.NotNil(t, second.Answered, "they wait for the answer itself, not for a period")
 	p.Accepted(clock.Now(), 1, 0, rateLimit(clock.Now(), 100, 60, 99, 60))
+	select {
+	case <-second.Answered:
+	default:
+		t.Fatal("the answer did not wake the requests waiting for it")
+	}
 	assert.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "then they go")
 
 	// An answer that does not come is waited for a second, not more.
@@ -449,7 +456,8 @@ func TestPacerSendsOneRequestFirstAfterAReset(t *testing.T) {
 // TestPacerCostNotReadFromRequestsInFlightTogether: answers to requests in
 // flight together may come in another order than the backend counted them;
 // the fall between them says nothing of one request's cost, and a count
-// that comes after a lower one adds nothing to what is left.
+// that comes after a lower one is older than it: once every answer is in,
+// the lowest count is what is left.
 func TestPacerCostNotReadFromRequestsInFlightTogether(t *testing.T) {
 	clock := retrytest.NewClock(t0)
 	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
@@ -463,13 +471,42 @@ func TestPacerCostNotReadFromRequestsInFlightTogether(t *testing.T) {
 	for _, r := range []int{960, 980, 970} {
 		p.Accepted(clock.Now(), 10, 0, rateLimit(clock.Now(), 1000, 60, r, 58))
 	}
-	// 960, less the two still in flight when it came (it had counted them:
-	// the tracker cannot know), at 10 a request: 94 go before the quota is
-	// spent; the 980 and 970 that came after it, older counts, add nothing
-	// (taken as they came, the last, 970, let a 97th go where 96 had room).
-	for i := range 94 {
+	// The 980 and 970 that came after the 960 are older counts: with
+	// every answer in, 960 are left, at 10 a request: 96 go before the
+	// quota is spent (taken as they came, the last, 970, let a 97th go; 960
+	// less the two in flight when it came, 94).
+	for i := range 96 {
 		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "request %d", i)
 	}
+	assert.Equal(t, retry.PaceQuota, p.Depart(clock.Now()).Source)
+}
+
+// TestPacerCountsTheRequestsInFlightUntilTheirAnswersCome: while answers
+// to requests in flight together are out, the lowest count less the
+// requests still in flight is what is left; a request that finds it spent
+// waits for the next answer (which may show it was not) as well as for the
+// reset, and the last answer in tells what is left.
+func TestPacerCountsTheRequestsInFlightUntilTheirAnswersCome(t *testing.T) {
+	clock := retrytest.NewClock(t0)
+	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
+	p.Accepted(clock.Now(), 1, 1, rateLimit(clock.Now(), 10, 1, 10, 1))
+	departNow(t, clock, p, 3)
+	p.Accepted(clock.Now(), 1, 3, rateLimit(clock.Now(), 10, 1, 7, 1)) // counted third: 7 less 2 in flight
+	departNow(t, clock, p, 5)
+	wait := p.Depart(clock.Now())
+	require.Equal(t, retry.PaceQuota, wait.Source, "5 went on the 5 thought left")
+	require.NotNil(t, wait.Answered, "it waits for the next answer too")
+	assert.Equal(t, t0.Add(time.Second), wait.At, "and for the window's reset at the latest")
+	p.Accepted(clock.Now(), 1, 3, rateLimit(clock.Now(), 10, 1, 9, 1)) // counted first
+	select {
+	case <-wait.Answered:
+	default:
+		t.Fatal("the answer did not wake the request waiting for it")
+	}
+	departNow(t, clock, p, 1, "7 less the 6 still in flight: the one waiting goes")
+	require.Equal(t, retry.PaceQuota, p.Depart(clock.Now()).Source)
+	p.Accepted(clock.Now(), 1, 3, rateLimit(clock.Now(), 10, 1, 8, 1)) // counted second: the last of the three in
+	departNow(t, clock, p, 1, "7 less the 6 in flight that it did not count")
 	assert.Equal(t, retry.PaceQuota, p.Depart(clock.Now()).Source)
 }
 
@@ -797,7 +834,7 @@ func TestPacerRefillNotReadFromAnswersInFlightTogether(t *testing.T) {
 	for _, r := range []int{7, 9, 8} { // counted 9, 8, 7
 		p.Accepted(clock.Now(), 1, 3, rateLimit(clock.Now(), 10, 1, r, 1))
 	}
-	departNow(t, clock, p, 5) // 7 less the two in flight when it came; 9 and 8 add nothing
+	departNow(t, clock, p, 7) // 7 left: 9 and 8, older, add nothing
 	slot := p.Depart(clock.Now())
 	require.Equal(t, retry.PaceQuota, slot.Source)
 	assert.Equal(t, clock.Now().Add(time.Second), slot.At, "a window: wait for its reset")
@@ -861,8 +898,9 @@ func TestPacerRefillNotReadFromAnAnswerThatHadCompany(t *testing.T) {
 	clock.Advance(10 * time.Millisecond)
 	p.Accepted(clock.Now(), 1, 2, rateLimit(clock.Now(), 10, 1, 1, 1)) // counted second
 	p.Accepted(clock.Now(), 1, 2, rateLimit(clock.Now(), 10, 1, 2, 1)) // counted first, alone in flight now
-	// The 1 may have counted the other request or not: nothing is taken to
-	// be left, and a window is waited for until its reset.
+	// The 1 counted both: 1 is left, and then a window is waited for until
+	// its reset.
+	departNow(t, clock, p, 1, "the older 2 adds nothing to the 1")
 	slot := p.Depart(clock.Now())
 	require.Equal(t, retry.PaceQuota, slot.Source, "the older 2 adds nothing to the 1")
 	assert.Equal(t, clock.Now().Add(time.Second), slot.At, "a window: wait for its reset, no refill read from the 2 after the 1")

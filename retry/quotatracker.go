@@ -14,10 +14,9 @@ const (
 	// request waits for when the quota comes back as it goes (the clocks'
 	// and the network's slack).
 	quotaSlack = 0.05
-	// resetAnswerWait is how often requests waiting for the answer to the
-	// first request after a quota's reset look again; after
-	// resetAnswerLimit without that answer they stop waiting for it.
-	resetAnswerWait  = 50 * time.Millisecond
+	// resetAnswerLimit is the longest requests wait for the answer to the
+	// first request after a quota's reset; without it by then they stop
+	// waiting for it.
 	resetAnswerLimit = time.Second
 	// QuotaHoldBound is the longest the RateLimit headers alone hold
 	// requests back: then one request goes against them, alone, and its
@@ -59,15 +58,17 @@ func newQuotaTracker() quotaTracker { return quotaTracker{lastQuota: -1} }
 
 // depart is asked when a request is about to leave at now. When the
 // remaining quota will not cover it, it returns when the quota will (never
-// later than the quota's reset, nor than now + maxWait) and false.
-// Otherwise it returns now and true and counts the request as gone, so
-// that requests leaving together do not all count on the same remainder.
-func (q *quotaTracker) depart(now time.Time, maxWait time.Duration) (time.Time, bool) {
+// later than the quota's reset, nor than now + maxWait) and false; with
+// untilAnswer set, it waits for an answer to a request in flight first,
+// and the time returned bounds that wait. Otherwise it returns now and
+// true and counts the request as gone, so that requests leaving together
+// do not all count on the same remainder.
+func (q *quotaTracker) depart(now time.Time, maxWait time.Duration) (at time.Time, untilAnswer, ok bool) {
 	if q.distrusted || !q.quota.Present || q.lastQuota < 0 {
 		// Nothing holds it back, but it is counted in flight, as its
 		// answer will be counted off.
 		q.leave()
-		return now, true
+		return now, false, true
 	}
 	cost := q.requestCost()
 	if limit := now.Add(maxWait); q.resetAt.After(limit) {
@@ -82,17 +83,17 @@ func (q *quotaTracker) depart(now time.Time, maxWait time.Duration) (time.Time, 
 		q.remaining, q.remainingAt, q.resetAt = q.size()-cost, now, time.Time{}
 		q.leave()
 		q.afterReset, q.heldSince = now, time.Time{}
-		return now, true
+		return now, false, true
 	}
 	if !q.afterReset.IsZero() && q.outstanding > 0 && now.Sub(q.afterReset) < resetAnswerLimit {
-		return now.Add(resetAnswerWait), false
+		return q.afterReset.Add(resetAnswerLimit), true, false
 	}
 	avail := q.available(now)
 	if avail >= cost || !q.resetAt.After(now) {
 		q.remaining, q.remainingAt = avail-cost, now
 		q.leave()
 		q.heldSince = time.Time{}
-		return now, true
+		return now, false, true
 	}
 	if q.heldSince.IsZero() {
 		q.heldSince = now
@@ -103,9 +104,9 @@ func (q *quotaTracker) depart(now time.Time, maxWait time.Duration) (time.Time, 
 		q.remaining, q.remainingAt = avail-cost, now
 		q.leave()
 		q.heldSince, q.testing = now, true
-		return now, true
+		return now, false, true
 	}
-	at := q.resetAt
+	at = q.resetAt
 	if q.refill > 0 {
 		// It comes back as it goes: until enough has, and a little more.
 		wait := time.Duration((cost*(1+quotaSlack) - avail) / q.refill * float64(time.Second))
@@ -115,9 +116,12 @@ func (q *quotaTracker) depart(now time.Time, maxWait time.Duration) (time.Time, 
 	if !at.After(now) {
 		// The bound has passed, but requests are in flight: the test
 		// waits for their answers.
-		at = now.Add(resetAnswerWait)
+		return now.Add(resetAnswerLimit), true, false
 	}
-	return at, false
+	// Requests in flight were counted off what is left, but the backend
+	// may have counted some of them in the answers already in (answers
+	// come in any order): the next answer may show the quota not spent.
+	return at, q.outstanding > 0, false
 }
 
 // requestCost is what a request costs in the quota's unit: as learned,
@@ -256,7 +260,13 @@ func (q *quotaTracker) observe(now time.Time, rl RateLimit, headers bool, a answ
 	}
 	// Requests that left after this one are not counted in its answer.
 	left := remaining - q.requestCost()*float64(q.outstanding)
-	if stale {
+	switch {
+	case stale && q.refill == 0:
+		// A window's count only falls until its reset: the answer before
+		// this one holds, less the requests still in flight (none, once
+		// every answer is in: then what is left is known again).
+		left = q.lastQuota - q.requestCost()*float64(q.outstanding)
+	case stale:
 		left = min(left, q.available(now))
 	}
 	q.remaining, q.remainingAt = left, now

@@ -22,19 +22,22 @@ import (
 // one only where a fixed window is found by its runs (fourteenth step) or
 // scheduled (fifteenth): the 10 s window's runs of those are left out
 // (except), those of the fourteenth step's law lie within the model's
-// seeds as well.
+// seeds as well. The RateLimit sliding window's runs of all four are left
+// out too: their quota tracker polled every 50 ms for the answer to the
+// first request after a reset, and counted a window short when an older
+// count came last (docs/benchmarks.md, "Requests waiting on a RateLimit
+// quota wake at the next answer"); its runs since are in the last file,
+// which holds only the cells named in only.
 var realMatrices = []struct {
 	file   string
 	except []string
+	only   []string // the cells the file holds, when not the whole matrix
 }{
-	// The RateLimit sliding window's run 3 used 86 %, as main's build did
-	// in three of four runs on the same machine
-	// (docs/scenariobench-sliding-window-main-3984985.json): the machine's
-	// round trip, not the law (docs/benchmarks.md, fifteenth step).
-	{"../docs/scenariobench-matrix.json", []string{"sliding-window-1s/ratelimit/50rps/50"}},
-	{"../docs/scenariobench-matrix-window-counts.json", nil},
-	{"../docs/scenariobench-matrix-quota-fixes.json", []string{"fixed-window-10s/none/5rps/1000"}},
-	{"../docs/scenariobench-matrix-start-fixes.json", []string{"fixed-window-10s/none/5rps/1000"}},
+	{"../docs/scenariobench-matrix.json", []string{"sliding-window-1s/ratelimit/50rps/50"}, nil},
+	{"../docs/scenariobench-matrix-window-counts.json", []string{"sliding-window-1s/ratelimit/50rps/50"}, nil},
+	{"../docs/scenariobench-matrix-quota-fixes.json", []string{"fixed-window-10s/none/5rps/1000", "sliding-window-1s/ratelimit/50rps/50"}, nil},
+	{"../docs/scenariobench-matrix-start-fixes.json", []string{"fixed-window-10s/none/5rps/1000", "sliding-window-1s/ratelimit/50rps/50"}, nil},
+	{"../docs/scenariobench-quota-answers-8060757.json", nil, []string{"gcra/ratelimit/20rps/200", "sliding-window-1s/ratelimit/50rps/50"}},
 }
 
 // How far outside the model's seeds a real run may fall and still match:
@@ -88,7 +91,11 @@ func TestModelMatchesRealMatrix(t *testing.T) {
 				runs = append(runs, r)
 			}
 		}
-		expected += len(scenario.MatrixCells()) - len(m.except)
+		cells := len(scenario.MatrixCells())
+		if m.only != nil {
+			cells = len(m.only)
+		}
+		expected += cells - len(m.except)
 	}
 	type spread struct{ lo, hi float64 }
 	widen := func(s *spread, v float64) {

@@ -57,7 +57,7 @@ var metricDescriptions = map[string]struct {
 		[]string{"TestTelemetryPacingGauges", "TestTelemetryPacingGaugesAfterABare429"},
 	},
 	"otlp_http_retry_pacing_rate": {
-		"The pace requests to the destination leave at now, in items per second: the ceiling at a cut, then growing (after a refusal without a hint, back to the rate the backend accepted within a few seconds, then past it); 0 while the destination is unlimited.",
+		"The pace requests to the destination leave at now, in items per second: the ceiling at a cut, then growing (after a refusal without a hint, back to the rate the backend accepted within a few seconds, then past it); while a fixed window seen on the clock is scheduled, its take per window; 0 while the destination is unlimited.",
 		[]string{"TestTelemetryPacingGauges", "TestTelemetryPacingGaugesAfterABare429"},
 	},
 	"otlp_http_retry_pacing_wait_seconds": {

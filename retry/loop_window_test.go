@@ -22,7 +22,7 @@ import (
 // without hints (the windows on the multiples of 10 s since t0), the
 // clock starting phase into a window. It returns the answers' times (since
 // t0) and statuses, and the attempts' events.
-func windowRunAt(t *testing.T, phase time.Duration) (at []time.Duration, status []int, attempts []retry.Event) {
+func windowRunAt(t *testing.T, phase time.Duration, observe ...func(*retry.Pacer)) (at []time.Duration, status []int, attempts []retry.Event) {
 	t.Helper()
 	policy := defaultPolicy()
 	policy.Pacing = retry.NewDefaultPacingConfig()
@@ -33,6 +33,9 @@ func windowRunAt(t *testing.T, phase time.Duration) (at []time.Duration, status 
 	require.NoError(t, err)
 	send := func(context.Context, int) retry.Response {
 		now := clock.Now()
+		for _, o := range observe {
+			o(h.loop.Pacer()) // as the request leaves
+		}
 		s := lim.Admit(now, limiter.Request{Items: 100}).Status
 		at, status = append(at, now.Sub(t0)), append(status, s)
 		return retry.Response{Status: s, Header: http.Header{}}
@@ -164,9 +167,11 @@ func TestLoopAFixedWindowIsScheduled(t *testing.T) {
 		}
 		return w, latest
 	}
-	at, status, _ := windowRunAt(t, phase)
+	var rates []float64
+	at, status, _ := windowRunAt(t, phase, func(p *retry.Pacer) { rates = append(rates, p.Rate()) })
 	windows, latest := perWindow(at, status)
 	last := int(at[len(at)-1] / (10 * time.Second))
+	assert.InDelta(t, 100, rates[len(rates)-1], 1e-9, "the pace the gauge shows in a scheduled window: its take, 10 requests of 100 items per 10 s")
 	scheduled := 0
 	for k := last; k >= 0 && windows[k].refused == 0 && windows[k].accepted == 10 && latest[k] <= 1250*time.Millisecond+50*time.Millisecond; k-- {
 		scheduled++

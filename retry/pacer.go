@@ -283,7 +283,9 @@ func (p *Pacer) snapshot() rateState {
 	return p.rate.At(p.clock.Now(), p.cfg.QuietPeriod)
 }
 
-// Rate returns the learned rate in items per second, 0 when unlimited.
+// Rate returns the pace requests leave at in items per second, 0 when
+// unlimited: the learned rate, or a scheduled fixed window's take each
+// window (rateState.PaceAt).
 func (p *Pacer) Rate() float64 {
 	if p == nil {
 		return 0
@@ -291,7 +293,7 @@ func (p *Pacer) Rate() float64 {
 	now := p.clock.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.rate.At(now, p.cfg.QuietPeriod).Rate(now)
+	return p.rate.At(now, p.cfg.QuietPeriod).PaceAt(now)
 }
 
 // Ceiling returns the ceiling learned at the last refusal (or the slow

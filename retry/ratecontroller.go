@@ -287,6 +287,17 @@ func (s rateState) Rate(now time.Time) float64 {
 	return 0
 }
 
+// PaceAt is the pace requests leave at, at now, in items per second, 0
+// when unlimited: while a fixed window seen on the clock is scheduled, its
+// take each window (WindowTake requests per windowAlign); otherwise Rate.
+// It is what the pacing rate gauge shows.
+func (s rateState) PaceAt(now time.Time) float64 {
+	if s.WindowTake > 0 {
+		return requestsToItems(float64(s.WindowTake)/windowAlign.Seconds(), s.ItemsPerRequest)
+	}
+	return s.Rate(now)
+}
+
 // ConcurrencyAt is the most requests that may be in flight at now, 0 for
 // no limit: the learned limit, one more for every concurrencyGrowth since
 // it was set.

@@ -975,6 +975,7 @@ func TestWindowSchedule(t *testing.T) {
 	assert.Equal(t, now.Add(48*25*time.Millisecond), slots[48], "the window's 49 more, 25 ms apart")
 	assert.Equal(t, sec(30.05), slots[49], "the next at the next window's start")
 	assert.Equal(t, sec(30.075), slots[50])
+	assert.InDelta(t, 500, s.PaceAt(sec(35)), 1e-9, "the pace a gauge shows: the window's take, 50 requests of 100 items per 10 s")
 
 	// A request left in the next window: the count starts again there.
 	s2, at, _ := accept(held, 1, 20, 0.1).Reserve(sec(31), 100)

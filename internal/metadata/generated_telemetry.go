@@ -259,7 +259,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.OtlpHTTPRetryPacingRate, err = builder.meter.Float64ObservableGauge(
 		"otelcol_otlp_http_retry_pacing_rate",
-		metric.WithDescription("The pace requests to the destination leave at now, in items per second: the ceiling at a cut, then growing (after a refusal without a hint, back to the rate the backend accepted within a few seconds, then past it); 0 while the destination is unlimited. [Alpha]"),
+		metric.WithDescription("The pace requests to the destination leave at now, in items per second: the ceiling at a cut, then growing (after a refusal without a hint, back to the rate the backend accepted within a few seconds, then past it); while a fixed window seen on the clock is scheduled, its take per window; 0 while the destination is unlimited. [Alpha]"),
 		metric.WithUnit("{item}/s"),
 	)
 	errs = errors.Join(errs, err)

@@ -131,7 +131,7 @@ func AssertEqualOtlpHTTPRetryPacingCeiling(t *testing.T, tt *componenttest.Telem
 func AssertEqualOtlpHTTPRetryPacingRate(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[float64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_otlp_http_retry_pacing_rate",
-		Description: "The pace requests to the destination leave at now, in items per second: the ceiling at a cut, then growing (after a refusal without a hint, back to the rate the backend accepted within a few seconds, then past it); 0 while the destination is unlimited. [Alpha]",
+		Description: "The pace requests to the destination leave at now, in items per second: the ceiling at a cut, then growing (after a refusal without a hint, back to the rate the backend accepted within a few seconds, then past it); while a fixed window seen on the clock is scheduled, its take per window; 0 while the destination is unlimited. [Alpha]",
 		Unit:        "{item}/s",
 		Data: metricdata.Gauge[float64]{
 			DataPoints: dps,

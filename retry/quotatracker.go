@@ -259,15 +259,13 @@ func (q *quotaTracker) observe(now time.Time, rl RateLimit, headers bool, a answ
 		q.lastQuota = remaining
 	}
 	// Requests that left after this one are not counted in its answer.
-	left := remaining - q.requestCost()*float64(q.outstanding)
-	switch {
-	case stale && q.refill == 0:
-		// A window's count only falls until its reset: the answer before
-		// this one holds, less the requests still in flight (none, once
-		// every answer is in: then what is left is known again).
-		left = q.lastQuota - q.requestCost()*float64(q.outstanding)
-	case stale:
-		left = min(left, q.available(now))
+	// Of an older answer (stale), a window's count only falls until its
+	// reset: the lowest count holds (lastQuota), less the requests still
+	// in flight (none, once every answer is in: then what is left is known
+	// again); a bucket's is taken at its lowest.
+	left := q.lastQuota - q.requestCost()*float64(q.outstanding)
+	if stale && q.refill > 0 {
+		left = min(remaining-q.requestCost()*float64(q.outstanding), q.available(now))
 	}
 	q.remaining, q.remainingAt = left, now
 	switch {

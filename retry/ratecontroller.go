@@ -293,9 +293,15 @@ func (s rateState) Rate(now time.Time) float64 {
 // It is what the pacing rate gauge shows.
 func (s rateState) PaceAt(now time.Time) float64 {
 	if s.WindowTake > 0 {
-		return requestsToItems(float64(s.WindowTake)/windowAlign.Seconds(), s.ItemsPerRequest)
+		return s.windowRate()
 	}
 	return s.Rate(now)
+}
+
+// windowRate is a scheduled window's take per windowAlign, in items per
+// second.
+func (s rateState) windowRate() float64 {
+	return requestsToItems(float64(s.WindowTake)/windowAlign.Seconds(), s.ItemsPerRequest)
 }
 
 // ConcurrencyAt is the most requests that may be in flight at now, 0 for

@@ -40,9 +40,8 @@ func (s rateState) Refused(r refusedAnswer) rateState {
 	s.ItemsPerRequest = r.Items
 	if s.WindowTake > 0 {
 		// The schedule was wrong: back to the pace at the window's rate.
-		take := s.WindowTake
+		rate := s.windowRate()
 		s.WindowTake, s.WindowSent = 0, 0
-		rate := float64(take*max(r.Items, 1)) / windowAlign.Seconds()
 		s = s.bare(r.At, rate, rate, true)
 	}
 	if r.Bare && !r.Shed {

@@ -38,6 +38,7 @@ func TestJudgeMatrix(t *testing.T) {
 		return s
 	}
 	gcra, ref, sporadic, quota := build("gcra/none/50rps/50"), build("unlimited/none/20rps/100"), build("sporadic-5%/none/20rps/100"), build("quota")
+	window := build("fixed-window-10s/none/5rps/1000")
 	f64 := func(v float64) *float64 { return &v }
 	i := func(v int) *int { return &v }
 	runs := []scenario.Figures{
@@ -50,8 +51,10 @@ func TestJudgeMatrix(t *testing.T) {
 		{Scenario: sporadic.Name, Exporter: string(scenario.Ours), Run: 1, Requests: 100, Limited: i(5), DeliverySeconds: f64(10.5), Spans: 1000},
 		{Scenario: ref.Name, Exporter: string(scenario.Core), Run: 1, Requests: 100, Limited: i(0), DeliverySeconds: f64(10), Spans: 1000},
 		{Scenario: sporadic.Name, Exporter: string(scenario.Core), Run: 1, Requests: 100, Limited: i(5), Spans: 1000, Lost: 50},
+		{Scenario: window.Name, Exporter: string(scenario.Ours), Run: 1, Requests: 100, Limited: i(3), LimitUsed: f64(0.799), LimitBest: f64(0.828), DeliverySeconds: f64(20), Spans: 1000},
+		{Scenario: window.Name, Exporter: string(scenario.Core), Run: 1, Requests: 100, Limited: i(30), LimitUsed: f64(0.6), LimitBest: f64(0.8), DeliverySeconds: f64(20), Spans: 1000},
 	}
-	rep := judgeMatrix([]scenario.Scenario{quota, gcra, ref, sporadic}, runs)
+	rep := judgeMatrix([]scenario.Scenario{quota, gcra, ref, sporadic, window}, runs)
 	require.NotNil(t, rep)
 	assert.Len(t, rep.Verdicts, len(runs)-1, "every run of a cell, not the quota scenario")
 	byKey := map[string]scenario.Verdict{}
@@ -67,13 +70,18 @@ func TestJudgeMatrix(t *testing.T) {
 	assert.Equal(t, sporadic.Name, rep.Worst[string(scenario.Core)].Cell, "core's loss outranks its refusals")
 
 	var b strings.Builder
-	printMatrix(&b, []scenario.Scenario{quota, gcra, ref, sporadic}, runs, rep)
+	printMatrix(&b, []scenario.Scenario{quota, gcra, ref, sporadic, window}, runs, rep)
 	out := b.String()
+	// A fixed window's run shows the most it could have used next to what
+	// it used; the goal is judged on what it used.
+	assert.Contains(t, out, "| fixed-window-10s/none/5rps/1000 | ours | 1 | 100 | – | 79.9% (at most 82.8%) | 20.0 |")
+	assert.Contains(t, out, "| gcra/none/50rps/50 | ours | 1 | 100 | – | 95.0% | 30.0 |")
+	assert.Contains(t, byKey[window.Name+"/otlp_http_retry/1"].Missed(), "79.9 % of the limit used (goal used ≥ 90 %)")
 	assert.Contains(t, out, "WORST CELL of otlp_http_retry (run 1): gcra/none/50rps/50: delivered in 30.0 s")
 	assert.Contains(t, out, "worst cell of otlp_http (run 1): sporadic-5%/none/20rps/100: 50 of 1000 spans dropped")
 	assert.NotContains(t, out, "| quota |")
 
-	assert.Len(t, withoutCells([]scenario.Scenario{quota, gcra, ref, sporadic}, runs), 1)
+	assert.Len(t, withoutCells([]scenario.Scenario{quota, gcra, ref, sporadic, window}, runs), 1)
 	assert.Nil(t, judgeMatrix([]scenario.Scenario{quota}, runs[:1]))
 }
 

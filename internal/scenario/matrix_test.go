@@ -178,6 +178,30 @@ func TestLimitFigures(t *testing.T) {
 	assert.Nil(t, used)
 }
 
+// TestBestUsedOfARun: a run of the matrix's 10 s fixed window has the
+// most any exporter could use at its own phase next to what it used: 80 %
+// when its first request came at a window's start, 82.8 % a second into
+// one (TestFixedWindowUsedBound); no bound for a limiter whose share used
+// does not hang on the clock, nor for a run without requests.
+func TestBestUsedOfARun(t *testing.T) {
+	c, ok := CellByName("fixed-window-10s/none/5rps/1000")
+	require.True(t, ok)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) []demobackend.Record {
+		return []demobackend.Record{{Arrival: t0.Add(d), Status: 200}, {Arrival: t0.Add(d + time.Second), Status: 429, Limited: true}}
+	}
+	best := bestUsed(&c, at(0))
+	require.NotNil(t, best)
+	assert.InDelta(t, 0.80, *best, 0.0005)
+	best = bestUsed(&c, at(time.Second))
+	require.NotNil(t, best)
+	assert.InDelta(t, 0.828, *best, 0.0005)
+	assert.Nil(t, bestUsed(&c, nil))
+	gcra, ok := CellByName("gcra/none/2rps/5000")
+	require.True(t, ok)
+	assert.Nil(t, bestUsed(&gcra, at(0)))
+}
+
 // TestBareFleet: the fleet behind a request-rate limiter without hints
 // has the quota's rate in requests, and no Retry-After anywhere.
 func TestBareFleet(t *testing.T) {

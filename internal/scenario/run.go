@@ -95,6 +95,11 @@ type Figures struct {
 	Limited   *int     `json:"limited,omitempty"`
 	LimitUsed *float64 `json:"limit_used,omitempty"`
 	Dropped   *int     `json:"dropped,omitempty"`
+	// LimitBest, for a fixed window, is the most of its limit any exporter
+	// could have used in this run (Cell.BestUsed from the run's first
+	// request): a whole window is counted at its start, so the share used
+	// hangs on where in a window the load began.
+	LimitBest *float64 `json:"limit_best,omitempty"`
 
 	// HeldHeapPer10k and HeldRSSPer10k are the growth of the collector's
 	// Go heap (otelcol_process_runtime_heap_alloc_bytes) and of its RSS
@@ -288,6 +293,7 @@ func (s Scenario) Run(ctx context.Context, exp Exporter, bin string, setup Setup
 	}
 	if s.Cell != nil && sum.Requests > 0 {
 		res.Limited, res.LimitUsed = limitFigures(s.Cell, records, d.Complete)
+		res.LimitBest = bestUsed(s.Cell, records)
 		res.RefusedShare = ptr(float64(*res.Limited) / float64(sum.Requests))
 		res.IntoWindow = ptr(sum.InsideRefusedWindow)
 		res.Dropped = dropped
@@ -337,6 +343,18 @@ func limitFigures(c *Cell, records []demobackend.Record, complete time.Time) (*i
 		return &limited, nil
 	}
 	return &limited, &used
+}
+
+// bestUsed is c.BestUsed from the first request of records, nil when it
+// has none (no fixed window, no request).
+func bestUsed(c *Cell, records []demobackend.Record) *float64 {
+	if len(records) == 0 {
+		return nil
+	}
+	if best, ok := c.BestUsed(records[0].Arrival); ok {
+		return &best
+	}
+	return nil
 }
 
 // CellFigures are the figures of a cell's run that its goals are judged on.

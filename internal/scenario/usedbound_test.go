@@ -4,59 +4,22 @@
 package scenario
 
 import (
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/otlphttpretry/otlphttpretry/internal/limiter"
 )
 
-// idealUsed is the most of a fixed window's limit any exporter can use in
-// cell c, from the first request to the last delivery, when the load
-// starts phase into a window: an exporter that knows the window sends
-// each batch as soon as it is offered and the window has room, and so
-// delivers the load as early as it can be delivered, which is what
-// maximises the share used (the accepted requests are the load's, and
-// Allowed only grows with the time they take).
+// idealUsed is c.BestUsed for a load whose first batch reaches the backend
+// phase into a window (windows fall on multiples of the window since the
+// epoch).
 func idealUsed(t *testing.T, c Cell, phase time.Duration) float64 {
 	t.Helper()
-	w := c.Limiter.Window
-	// A start on a multiple of the window (windows fall on multiples of
-	// the window since the epoch), moved by phase.
-	start := time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC).Truncate(w).Add(phase)
-	l := c.Load()
-	var offers []time.Time
-	for s := range l.Senders {
-		for k := range l.Batches {
-			sec := float64(s)/float64(l.Senders)/l.Rate + float64(k)/l.Rate
-			offers = append(offers, start.Add(time.Duration(sec*float64(time.Second))))
-		}
-	}
-	slices.SortFunc(offers, func(a, b time.Time) int { return a.Compare(b) })
-	lim, err := limiter.New(c.Limiter)
-	require.NoError(t, err)
-	var served []limiter.Served
-	now := start
-	for _, at := range offers {
-		now = maxTime(now, at)
-		for !lim.Admit(now, limiter.Request{Items: c.Batch}).Accepted() {
-			now = now.Truncate(w).Add(w)
-		}
-		served = append(served, limiter.Served{Arrival: now, Done: now, Accepted: true})
-	}
-	used, ok := c.Limiter.Used(served, served[0].Arrival, served[len(served)-1].Arrival)
+	start := time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC).Truncate(c.Limiter.Window).Add(phase)
+	used, ok := c.BestUsed(start)
 	require.True(t, ok)
 	return used
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
 
 // TestFixedWindowUsedBound: the matrix's 10 s fixed window (120 batches

@@ -100,6 +100,9 @@ type cellFigures struct {
 	// Start is the load's first batch; First the first request; Complete
 	// the arrival of the request that completed delivery (zero if none).
 	Start, First, Complete time.Time
+	// Best is, for a fixed window, the most of its limit any exporter
+	// could have used in this run (scenario.Cell.BestUsed from First).
+	Best *float64
 
 	// For the harness's own test: batches delivered, accepted requests,
 	// batches accepted more than once.
@@ -110,6 +113,9 @@ func (f cellFigures) String() string {
 	used, delivery := "–", "not delivered"
 	if f.Used != nil {
 		used = fmt.Sprintf("%5.1f%%", 100**f.Used)
+		if f.Best != nil {
+			used += fmt.Sprintf(" (at most %.1f%%)", 100**f.Best)
+		}
 	}
 	if f.DeliverySeconds != nil {
 		delivery = fmt.Sprintf("%6.1fs", *f.DeliverySeconds)
@@ -293,6 +299,9 @@ func (m cellModel) run(seed uint64) cellFigures {
 	}
 	if used, ok := spec.Used(backend.served, f.First, to); ok {
 		f.Used = &used
+		if best, ok := c.BestUsed(f.First); ok {
+			f.Best = &best
+		}
 	}
 	return f
 }
@@ -432,6 +441,9 @@ func TestLimiterMatrix(t *testing.T) {
 			}
 			if f.Used != nil {
 				run["used"] = *f.Used
+			}
+			if f.Best != nil {
+				run["best"] = *f.Best
 			}
 			if f.DeliverySeconds != nil {
 				run["delivery_seconds"] = *f.DeliverySeconds

@@ -93,6 +93,9 @@ func (p *Pacer) LatelyUnlearned(r Refusal) bool { return p.lately(r).Unlearned }
 // BinomialTail is binomialTail, for its test.
 var BinomialTail = binomialTail
 
+// WindowRowStart is windowRowStart.
+func (s RateState) WindowRowStart(r Refusal) time.Time { return s.windowRowStart(r) }
+
 // SetTuning runs every pacer with defaultTuning but for the values in set,
 // named as the fields of pacerTuning (durations in seconds), until the
 // function it returns puts the default back: the model's variants of the
@@ -176,6 +179,10 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 			t.windowCounts = v != 0
 		case "windowRow":
 			t.windowRow = int(v)
+		case "windowRowProbes":
+			t.windowRowProbes = v != 0
+		case "windowPastDefault":
+			t.windowPastDefault = v != 0
 		case "windowProbes":
 			t.windowProbes = v != 0
 		case "windowClosed":

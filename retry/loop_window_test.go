@@ -84,14 +84,22 @@ func refusedPerWindow(at []time.Duration, status []int) map[int]int {
 // The model's long 10 s window, a backlog offered at twice the limit, is
 // delivered as early either way: TestAFixedWindowIsHeldUntilItResets.)
 func TestLoopAFixedWindowIsHeldUntilItResets(t *testing.T) {
+	// The sixteenth step's rules find this window at its first row and
+	// schedule every later window (TestLoopAFixedWindowIsProbedAtItsReset):
+	// without them, the holds at each window's end show.
+	restore, err := retry.SetTuning(map[string]float64{"windowRowProbes": 0, "windowPastDefault": 0})
+	require.NoError(t, err)
+	defer restore()
 	at, status, attempts := windowRun(t)
-	var ends []int // the windows whose end a window hold waited for
-	for _, e := range attempts {
+	var ends []int // the windows whose end a window hold begun by a row's first refusal waited for
+	for i, e := range attempts {
 		if e.Source != retry.SourceWindow {
 			continue
 		}
 		assert.Equal(t, e.Until.Truncate(10*time.Second), e.Until, "a window hold ends on a multiple of 10 s: %s", e.Until.Sub(t0))
-		ends = append(ends, int(e.Until.Sub(t0)/(10*time.Second))-1)
+		if i > 0 && attempts[i-1].Response.Status == http.StatusOK {
+			ends = append(ends, int(e.Until.Sub(t0)/(10*time.Second))-1)
+		}
 	}
 	require.NotEmpty(t, ends, "window holds")
 	perWindow := refusedPerWindow(at, status)
@@ -99,22 +107,60 @@ func TestLoopAFixedWindowIsHeldUntilItResets(t *testing.T) {
 		assert.Equal(t, 1, perWindow[w], "refusals in the window from %d s, held until its end", 10*w)
 	}
 
-	restore, err := retry.SetTuning(map[string]float64{"windowHolds": 0})
+	restoreHolds, err := retry.SetTuning(map[string]float64{"windowHolds": 0, "windowRowProbes": 0, "windowPastDefault": 0})
 	require.NoError(t, err)
-	defer restore()
+	defer restoreHolds()
 	at, status, attempts = windowRun(t)
 	for _, e := range attempts {
-		assert.NotEqual(t, retry.SourceWindow, e.Source, "no window hold with windowHolds off")
+		assert.NotEqual(t, retry.SourceWindow, e.Source, "no window hold with windowHolds (and the row's probes) off")
 	}
 	assert.Greater(t, refusedPerWindow(at, status)[ends[0]], 1, "with windowHolds off, the first of those windows' end: a row of refusals")
+}
+
+// TestLoopAFixedWindowIsProbedAtItsReset: the first row of refusals
+// (the window's take ran out 4.3 s before its reset, after a run of ten
+// acceptances) ends in a hold of retry_after::default that spans the
+// reset: it ends just after the multiple (source window, windowRowProbes),
+// the probe there is accepted, and that shows the window on the clock
+// however long before the multiple the row's last refusal came. From
+// then on each window's take is scheduled and nothing more is refused;
+// without the rules (the fifteenth step's law) later windows' ends were
+// refused again. (One payload at a time, the last window ends the run
+// either way.)
+func TestLoopAFixedWindowIsProbedAtItsReset(t *testing.T) {
+	run := func() (probe bool, refusedAfter int) {
+		at, status, attempts := windowRun(t)
+		for _, e := range attempts {
+			if e.Source == retry.SourceWindow && e.Until.Equal(t0.Add(10*time.Second)) {
+				probe = true
+			}
+		}
+		for i, a := range at {
+			if a >= 10*time.Second && status[i] != http.StatusOK {
+				refusedAfter++
+			}
+		}
+		return probe, refusedAfter
+	}
+	probe, refusedAfter := run()
+	assert.True(t, probe, "the first row's hold ends at the reset")
+	assert.Zero(t, refusedAfter, "refused once the window is known")
+
+	restore, err := retry.SetTuning(map[string]float64{"windowRowProbes": 0, "windowPastDefault": 0})
+	require.NoError(t, err)
+	defer restore()
+	probeBefore, refusedAfterBefore := run()
+	assert.False(t, probeBefore, "the law before: no probe at the reset")
+	assert.Positive(t, refusedAfterBefore, "the law before: refused after the first window")
 }
 
 // TestLoopAFixedWindowIsFoundByItsRuns: at a phase where no row of
 // refusals ends just after a multiple of 10 s (0.1 s into a window), the
 // window's runs find it: as many requests accepted after a row of refusals
 // as before it, and the next refusal holds the destination until the
-// window resets (source window), where the law before (windowCounts off)
-// began no window hold there; the run refuses fewer requests and delivers
+// window resets (source window), where the law before (windowCounts off,
+// and the sixteenth step's windowRowProbes and windowPastDefault) began no
+// window hold there; the run refuses fewer requests and delivers
 // sooner.
 func TestLoopAFixedWindowIsFoundByItsRuns(t *testing.T) {
 	const phase = 100 * time.Millisecond
@@ -133,7 +179,7 @@ func TestLoopAFixedWindowIsFoundByItsRuns(t *testing.T) {
 	holds, refused, last := count(windowRunAt(t, phase))
 	assert.Positive(t, holds, "window holds")
 
-	restore, err := retry.SetTuning(map[string]float64{"windowCounts": 0})
+	restore, err := retry.SetTuning(map[string]float64{"windowCounts": 0, "windowRowProbes": 0, "windowPastDefault": 0})
 	require.NoError(t, err)
 	defer restore()
 	holdsBefore, refusedBefore, lastBefore := count(windowRunAt(t, phase))

@@ -331,6 +331,10 @@ type lateFacts struct {
 	// WindowHold: the destination resets at multiples of windowAlign and
 	// this is the first refusal in a row (rateState.WindowHold).
 	WindowHold bool
+	// RowStart: when the row of bare 429s this refusal belongs to began,
+	// when it followed a run of acceptances (rateState.windowRowStart);
+	// zero otherwise.
+	RowStart time.Time
 }
 
 // lately is asked of a refused answer r before it is recorded (Refused).
@@ -346,5 +350,5 @@ func (p *Pacer) lately(r refusedAnswer) lateFacts {
 	if tuning.unlearnedTentative && c == notCrowded {
 		s = s.uncrowdedRefusal(r) // as Refused will leave it
 	}
-	return lateFacts{Accepted: r.Recent > 0, Crowding: c, Unlearned: s.Unlearned(), BareStart: s.BareStart, WindowHold: s.WindowHold()}
+	return lateFacts{Accepted: r.Recent > 0, Crowding: c, Unlearned: s.Unlearned(), BareStart: s.BareStart, WindowHold: s.WindowHold(), RowStart: s.windowRowStart(r)}
 }

@@ -215,6 +215,33 @@ type pacerTuning struct {
 	// that spans a multiple just after it; a fleet behind one limit then
 	// probes together, and stays together.
 	//
+	// windowRowProbes: a row that looks like a window's end is probed
+	// just after the multiple: a hold of retry_after::default (nothing
+	// accepted within acceptWindow) ends just after the next multiple it
+	// spans when its row of bare 429s followed a run of at least
+	// measuredRequests acceptances and began at least windowClosed before
+	// that multiple (rateState.windowRowStart, Policy); and such a row,
+	// ended by a request sent at most windowSlack after a multiple, shows
+	// the window's reset however long before the multiple its last
+	// refusal came (the hold chose the time of the probe). A load that
+	// began late in a window ran into a row seconds before the reset and
+	// held past it for retry_after::default, then paced from the learned
+	// rate instead of the window's take: behind the matrix's 10 s window,
+	// the seeds whose load began more than halfway into a window used
+	// 75-85 % of the limit where 96-110 % could be used. A fleet behind a
+	// request-rate limiter has no run before its first rows (the
+	// windowProbes form held it together there). False (a variant only):
+	// the fifteenth step's law. Measured in the limiter model
+	// (docs/benchmarks.md, sixteenth step).
+	//
+	// windowPastDefault: a window hold (windowHolds, windowCounts) lasts
+	// until the next multiple even when that is further than
+	// retry_after::default (at most retry_after::max): the window refuses
+	// everything until then, and paced requests into it were refused in
+	// spaced rows (a 10 s window whose take ran out 9 s before its reset
+	// refused five or six more). False (a variant only): held only when
+	// the window resets within retry_after::default.
+	//
 	// windowCounts: a fixed window takes as many requests in each of its
 	// windows, so a run of acceptances as long as the one before the last
 	// row that showed a window's end (give or take one) is the window's
@@ -252,6 +279,8 @@ type pacerTuning struct {
 	windowShare       float64
 	windowRow         int
 	windowProbes      bool
+	windowPastDefault bool
+	windowRowProbes   bool
 	windowClosed      time.Duration
 	windowLastRefusal time.Duration
 	windowSlack       time.Duration
@@ -311,6 +340,8 @@ var defaultTuning = pacerTuning{
 	windowHolds:          true,
 	windowCounts:         true,
 	windowSchedule:       true,
+	windowRowProbes:      true,
+	windowPastDefault:    true,
 	windowShare:          8,
 	windowRow:            3,
 	windowClosed:         2 * time.Second,

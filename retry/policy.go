@@ -91,8 +91,13 @@ type attemptFacts struct {
 	// reset at a multiple of 10 s on the clock (a fixed window), and this
 	// is the first bare 429 in a row (rateState.WindowHold): the bare 429
 	// holds it until just after the next multiple, however recently the
-	// backend accepted a request.
+	// backend accepted a request. RowStart is when the row of bare 429s
+	// it belongs to began, when that row followed a run of acceptances
+	// (zero otherwise): a hold of retry_after::default spanning a
+	// multiple at least windowClosed after it probes just after the
+	// multiple (windowRowProbes).
 	WindowHold bool
+	RowStart   time.Time
 	// Crowding is set when pacing is on and the refused request left with
 	// more requests in flight than the backend takes at once (the pacer's
 	// measure, rateState.Crowding): a bare 429 then waits for an answer
@@ -230,10 +235,14 @@ func (p Policy) unauthorized(d Decision, a attemptFacts) Decision {
 func (p Policy) throttled(s payloadState, d Decision, a attemptFacts) (payloadState, Decision) {
 	ra := a.RetryAfter
 	d.Throttled = true
-	// A fixed window's limit reached, and it resets within
-	// retry_after::default: held until it does.
+	// A fixed window's limit reached, held until it resets: within
+	// retry_after::default, or (windowPastDefault) within retry_after::max.
+	bound := p.RetryAfter.Default
+	if tuning.windowPastDefault {
+		bound = max(bound, p.RetryAfter.Max)
+	}
 	window := !ra.Usable() && a.WindowHold && a.Crowding == notCrowded && p.Pacing.Enabled &&
-		nextWindow(a.Now).Before(a.Now.Add(p.RetryAfter.Default))
+		nextWindow(a.Now).Before(a.Now.Add(bound))
 	if !ra.Usable() && (a.AcceptedLately || a.Crowding != notCrowded) && !window {
 		return p.paced(s, d, a)
 	}
@@ -256,9 +265,12 @@ func (p Policy) throttled(s payloadState, d Decision, a attemptFacts) (payloadSt
 	case ra.Capped:
 		d.Source = SourceCapped
 	}
-	if tuning.windowProbes && d.Source == SourceDefault && p.Pacing.Enabled && nextWindow(a.Now).Before(a.Now.Add(d.Delay)) {
-		// The rule's first form (a variant only): a hold without a hint
-		// that spans a multiple of windowAlign probes just after it.
+	// A hold without a hint that spans a multiple of windowAlign probes
+	// just after it when its row looks like a window's end
+	// (windowRowProbes); the rule's first form (windowProbes, a variant
+	// only), whatever the row.
+	rowProbe := !a.RowStart.IsZero() && nextWindow(a.Now).Sub(a.RowStart) >= tuning.windowClosed
+	if (tuning.windowProbes || rowProbe) && d.Source == SourceDefault && p.Pacing.Enabled && nextWindow(a.Now).Before(a.Now.Add(d.Delay)) {
 		d.Delay, d.Source = nextWindow(a.Now).Sub(a.Now), SourceWindow
 	}
 	if d.Delay < minWait && d.Source != SourceWindow {

@@ -47,6 +47,9 @@ func TestDecide(t *testing.T) {
 	windowed := func(a retry.Attempt) retry.Attempt { a.WindowHold = true; return a }
 	// after: the attempt's answer came d after t0 (a multiple of 10 s).
 	after := func(d time.Duration, a retry.Attempt) retry.Attempt { a.Now = now.Add(d); return a }
+	// rowFrom: the refused request's row of bare 429s began at d after
+	// t0, after a run of acceptances (windowRowProbes).
+	rowFrom := func(d time.Duration, a retry.Attempt) retry.Attempt { a.RowStart = now.Add(d); return a }
 	pacing := func(p *retry.Policy) { p.Pacing.Enabled = true }
 	attempt := func(r retry.Response) retry.Attempt {
 		a := retry.Attempt{Response: r, Now: now}
@@ -269,9 +272,24 @@ func TestDecide(t *testing.T) {
 			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 200 * time.Millisecond, source: retry.SourceWindow},
 		},
 		{
-			name:   "429 without Retry-After at a destination that resets at multiples of 10 s, 7 s before the next (past retry_after::default): at the pace",
+			name:   "429 without Retry-After at a destination that resets at multiples of 10 s, 7 s before the next (past retry_after::default): held until it (the window refuses everything until then)",
 			policy: pacing, attempt: after(3*time.Second, windowed(lately(attempt(resp(429))))), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 7 * time.Second, source: retry.SourceWindow},
+		},
+		{
+			name:   "429 without Retry-After at a destination that resets at multiples of 10 s, 7 s before the next, past retry_after::max (6 s): at the pace",
+			policy: func(p *retry.Policy) { p.Pacing.Enabled = true; p.RetryAfter.Max = 6 * time.Second }, attempt: after(3*time.Second, windowed(lately(attempt(resp(429))))), throttle: true,
 			want: want{next: retry.NextGate, path: retry.PathPace},
+		},
+		{
+			name:   "429 without Retry-After, nothing accepted within 2 s, a multiple of 10 s 2 s away, its row begun 3 s before it after a run: probed just after the multiple",
+			policy: pacing, attempt: rowFrom(7*time.Second, after(8*time.Second, attempt(resp(429)))), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 2 * time.Second, source: retry.SourceWindow},
+		},
+		{
+			name:   "429 without Retry-After, nothing accepted within 2 s, a multiple of 10 s 2 s away, its row begun 1 s before it (less than windowClosed): the default",
+			policy: pacing, attempt: rowFrom(9*time.Second, after(9500*time.Millisecond, attempt(resp(429)))), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 5 * time.Second, source: retry.SourceDefault},
 		},
 		{
 			name:   "429 without Retry-After at a destination that resets at multiples of 10 s, but others in flight past its concurrency limit: as without",

@@ -451,8 +451,31 @@ func (s rateState) Accepted(now, sent time.Time, items int) rateState {
 // clears Windowed.)
 func (s rateState) windowReset(sent time.Time) bool {
 	b := sent.Truncate(windowAlign)
+	lastClose := b.Sub(s.LastRefusal) <= tuning.windowLastRefusal ||
+		(tuning.windowRowProbes && float64(s.RowStartRun) >= tuning.measuredRequests)
 	return s.LastRefusal.Before(b) && sent.Sub(b) <= tuning.windowSlack &&
-		b.Sub(s.LastRefusal) <= tuning.windowLastRefusal && b.Sub(s.StreakStart) >= tuning.windowClosed
+		lastClose && b.Sub(s.StreakStart) >= tuning.windowClosed
+}
+
+// windowRowStart is when the row of bare 429s that r, a bare refusal not
+// yet recorded, belongs to (or begins) began, when it followed a run of
+// at least measuredRequests acceptances (windowRowProbes); zero
+// otherwise.
+func (s rateState) windowRowStart(r refusedAnswer) time.Time {
+	if !tuning.windowRowProbes || !r.Bare || r.Shed {
+		return time.Time{}
+	}
+	start, run := r.At, s.Run
+	switch {
+	case s.Streak >= 2:
+		start, run = s.StreakStart, s.RowStartRun
+	case s.Streak == 1:
+		start, run = s.LastRefusal, s.RowStartRun
+	}
+	if float64(run) < tuning.measuredRequests {
+		return time.Time{}
+	}
+	return start
 }
 
 // WindowHold says whether a bare 429 at now, the first in a row, is a

@@ -944,6 +944,39 @@ func TestRateCutVariants(t *testing.T) {
 	})
 }
 
+// TestWindowProbedRow: a row of bare 429s after a run of at least
+// measuredRequests acceptances, begun at least windowClosed before a
+// multiple of 10 s, is probed just after it (its start is the row's
+// RowStart, Policy), and the probe, accepted 0.2 s after the multiple,
+// shows the window reset there though the row's last refusal came 2.6 s
+// before it: the window's take is scheduled (the run before the row,
+// 75). Not after a run shorter than measuredRequests (no RowStart, no
+// reset), nor with windowRowProbes off (the fifteenth step's law: the
+// last refusal must come within windowLastRefusal of the multiple).
+func TestWindowProbedRow(t *testing.T) {
+	sec, accept, refuse := windowSteps()
+	run := accept(retry.RateState{}, 75, 0, 0.1)
+	row := refuse(run, 7.5, 7.6, 7.8, 8.3)
+	bare := retry.Refusal{At: sec(9.9), Sent: sec(9.87), Items: 100, Bare: true}
+	assert.Equal(t, sec(7.5), row.WindowRowStart(bare), "the row's first refusal")
+	assert.Equal(t, sec(9.9), run.WindowRowStart(bare), "a refusal after the run begins the row")
+	held := refuse(row, 9.9)
+	probed := accept(held, 1, 20.2, 0.1)
+	assert.True(t, probed.Windowed, "the probe just after the multiple shows the reset")
+	assert.Equal(t, 75, probed.WindowTake, "the run before the row")
+	assert.False(t, accept(held, 1, 21.5, 0.1).Windowed, "a probe 1.5 s after the multiple shows nothing")
+
+	short := refuse(accept(retry.RateState{}, 4, 0, 0.1), 7.5, 7.6, 7.8, 8.3)
+	assert.True(t, short.WindowRowStart(bare).IsZero(), "after a run of four: no probe at the multiple")
+	assert.False(t, accept(refuse(short, 9.9), 1, 20.2, 0.1).Windowed)
+
+	restore, err := retry.SetTuning(map[string]float64{"windowRowProbes": 0})
+	require.NoError(t, err)
+	defer restore()
+	assert.True(t, row.WindowRowStart(bare).IsZero(), "windowRowProbes off")
+	assert.False(t, accept(held, 1, 20.2, 0.1).Windowed, "windowRowProbes off: the last refusal 2.6 s before the multiple")
+}
+
 // TestWindowSchedule: an acceptance that shows a fixed window reset on the
 // clock's multiples starts its schedule: the window takes as many requests
 // as the run before the row (WindowTake); Reserve lets them leave an

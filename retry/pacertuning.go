@@ -209,8 +209,9 @@ type pacerTuning struct {
 	// that began at least windowClosed before a multiple, whose last
 	// refusal came at most windowLastRefusal before it, ended by the
 	// acceptance of a request sent at most windowSlack after it. The
-	// exporter does not probe at the multiples to find out: the row's own
-	// spaced requests end it there, or not. windowProbes (a variant only:
+	// exporter probes at a multiple only for a row that looks like a
+	// window's end (windowRowProbes, below); other rows' own spaced
+	// requests end them there, or not. windowProbes (a variant only:
 	// the rule's first form) ends every hold of retry_after::default
 	// that spans a multiple just after it; a fleet behind one limit then
 	// probes together, and stays together.

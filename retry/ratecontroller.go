@@ -445,7 +445,9 @@ func (s rateState) Accepted(now, sent time.Time, items int) rateState {
 // sent at sent, and accepted, ended was a fixed window that reset at the
 // last multiple of windowAlign before sent: the row began at least
 // windowClosed before it, its last refusal came at most windowLastRefusal
-// before it, and the request left at most windowSlack after it. (A bucket
+// before it (or, windowRowProbes, the row followed a run of at least
+// measuredRequests acceptances: its hold ended at the multiple to probe
+// it), and the request left at most windowSlack after it. (A bucket
 // refills at any time: it seldom refuses everything for seconds and takes
 // requests again just after such a multiple, and a row it ends elsewhere
 // clears Windowed.)

@@ -94,6 +94,7 @@ func run() int {
 	fleetRuns := flag.Int("fleet-runs", 0, "runs of the fleet for each exporter (0: -runs)")
 	fleetOnly := flag.Bool("fleet-only", false, "run only the fleet")
 	fleetBare := flag.Bool("fleet-bare", false, "put the fleet behind a request-rate limiter without hints (bare 429s: a GCRA of the quota's rate in requests) instead of the quota")
+	phase := flag.Duration("window-phase", 0, "start the load of each fixed window's cell this far into a window on the clock (0: wherever the clock is)")
 	out := flag.String("out", "scenariobench.json", "write every figure as JSON to `FILE` (empty: do not)")
 	plotPath := flag.String("plot", "", "draw the throttle-429 window of the first run into this PNG (e.g. docs/throttle-window.png)")
 	fleetPlot := flag.String("fleet-plot", "", "draw the fleet's window of its first run into this PNG")
@@ -147,6 +148,7 @@ func run() int {
 			fmt.Fprintln(os.Stderr, "scenariobench:", err)
 			return 2
 		}
+		s.Phase = *phase
 		scenarios = append(scenarios, s)
 	}
 	bins := map[scenario.Exporter]string{scenario.Ours: *ours, scenario.Core: *core}

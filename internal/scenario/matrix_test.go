@@ -214,3 +214,21 @@ func TestBareFleet(t *testing.T) {
 	assert.Zero(t, f.RetryAfter)
 	assert.Contains(t, f.Description(), "answering bare 429 for 5s, then a GCRA of 100 requests/s (burst 10), bare 429")
 }
+
+// TestStartDelay: a fixed window's cell with a Phase starts its load that
+// far into a window on the clock; without one, or for another kind of
+// cell, at once.
+func TestStartDelay(t *testing.T) {
+	p := DefaultParams()
+	s, err := p.Build("fixed-window-10s/none/5rps/1000")
+	require.NoError(t, err)
+	at := time.Date(2026, 1, 1, 0, 0, 3, 0, time.UTC) // 3 s into a 10 s window
+	assert.Zero(t, s.StartDelay(at), "no phase")
+	s.Phase = 7500 * time.Millisecond
+	assert.Equal(t, 4500*time.Millisecond, s.StartDelay(at))
+	assert.Equal(t, 7500*time.Millisecond, s.StartDelay(at.Add(7*time.Second)), "past the phase: the next window's")
+	g, err := p.Build("gcra/none/2rps/5000")
+	require.NoError(t, err)
+	g.Phase = 7500 * time.Millisecond
+	assert.Zero(t, g.StartDelay(at), "no window")
+}

@@ -182,6 +182,13 @@ func (s Scenario) Run(ctx context.Context, exp Exporter, bin string, setup Setup
 	res := &Result{Figures: Figures{Scenario: s.Name, Exporter: string(exp)}}
 	var errs []error
 
+	if d := s.StartDelay(time.Now()); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	loadDone := make(chan LoadResult, 1)
 	go func() { loadDone <- s.Load.Send(ctx, col.Config.ReceiverURL(), bodies) }()
 	held := make(chan heldSample, 1)

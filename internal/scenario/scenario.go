@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/otlphttpretry/otlphttpretry/internal/demobackend"
+	"github.com/otlphttpretry/otlphttpretry/internal/limiter"
 )
 
 // Scenario is one script of the backend with the load sent through it.
@@ -42,6 +43,26 @@ type Scenario struct {
 	// QueueBatch gives both exporters sending_queue::batch (its defaults)
 	// whatever the run's Setup says.
 	QueueBatch bool
+	// Phase, for a fixed window's cell, starts the load that far into a
+	// window on the clock (StartDelay), where the share of the limit any
+	// exporter could use hangs on it (Cell.BestUsed); zero starts it at
+	// once, wherever the clock is.
+	Phase time.Duration
+}
+
+// StartDelay is how long the load waits at now so that it starts Phase
+// into a window of its fixed window's cell: zero without a Phase, or for
+// another kind of cell.
+func (s Scenario) StartDelay(now time.Time) time.Duration {
+	if s.Phase <= 0 || s.Cell == nil || s.Cell.Limiter.Kind != limiter.FixedWindow || s.Cell.Limiter.Window <= 0 {
+		return 0
+	}
+	w := s.Cell.Limiter.Window
+	d := s.Phase%w - now.Sub(now.Truncate(w))
+	if d < 0 {
+		d += w
+	}
+	return d
 }
 
 // Names of the scenarios.

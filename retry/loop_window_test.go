@@ -243,3 +243,63 @@ func TestLoopAFixedWindowIsScheduled(t *testing.T) {
 	assert.LessOrEqual(t, refused, refusedBefore, "refused")
 	assert.Less(t, at[len(at)-1], atBefore[len(atBefore)-1]-5*time.Second, "the last answer, seconds earlier")
 }
+
+// TestLoopARowProbeDoesNotFlood: a backend that took ten requests and then
+// answers every request with a bare 429 for 60 s (no window: it refuses
+// across the multiples of 10 s too) is probed no more often with the row's
+// probes (windowRowProbes) than without them: a hold that ends at a
+// multiple is a shorter hold, not an extra request, and the next one is
+// held retry_after::default again. Whichever probe the backend accepts
+// first, everything is delivered.
+func TestLoopARowProbeDoesNotFlood(t *testing.T) {
+	run := func() (during int, gaps []time.Duration, probes int) {
+		policy := defaultPolicy()
+		policy.Pacing = retry.NewDefaultPacingConfig()
+		policy.RetryAfter.Jitter = 0
+		clock := retrytest.NewAutoClock(t0.Add(3 * time.Second))
+		h := newHarness(clock, policy, 0)
+		var sent int
+		var from, last time.Time
+		send := func(context.Context, int) retry.Response {
+			now := clock.Now()
+			sent++
+			if sent == 11 {
+				from = now
+			}
+			if !from.IsZero() && now.Before(from.Add(60*time.Second)) {
+				during++
+				if !last.IsZero() {
+					gaps = append(gaps, now.Sub(last))
+				}
+				last = now
+				return retry.Response{Status: http.StatusTooManyRequests, Header: http.Header{}}
+			}
+			return retry.Response{Status: http.StatusOK, Header: http.Header{}}
+		}
+		for range 20 {
+			require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, send).Kind)
+		}
+		for _, e := range h.events.of(retry.EventAttempt) {
+			if e.Source == retry.SourceWindow {
+				probes++
+			}
+		}
+		return during, gaps, probes
+	}
+	during, gaps, probes := run()
+	assert.Positive(t, probes, "holds ended at a multiple to probe it")
+	restore, err := retry.SetTuning(map[string]float64{"windowRowProbes": 0})
+	require.NoError(t, err)
+	defer restore()
+	duringBefore, _, probesBefore := run()
+	assert.Zero(t, probesBefore, "without the row's probes")
+	t.Logf("requests into the 60 s of refusals: %d (without the row's probes: %d)", during, duringBefore)
+	assert.LessOrEqual(t, during, duringBefore, "no more requests into the refusals")
+	long := 0
+	for _, g := range gaps {
+		if g >= 4*time.Second {
+			long++
+		}
+	}
+	assert.GreaterOrEqual(t, long, 8, "held seconds at a time through the 60 s: %v", gaps)
+}

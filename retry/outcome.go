@@ -104,7 +104,9 @@ const (
 	SourceFirst
 	// SourceWindow: a 429 without a usable Retry-After at a destination
 	// seen to reset at a multiple of 10 s on the clock (a fixed window),
-	// held until just after the next one.
+	// held until just after the next one; or a hold of
+	// retry_after::default after a row that looks like a window's end,
+	// ended just after the next multiple to probe it (windowRowProbes).
 	SourceWindow
 )
 

@@ -171,6 +171,15 @@ func (s Scenario) Run(ctx context.Context, exp Exporter, bin string, setup Setup
 			return nil, err
 		}
 	}
+	// The wait for a window's phase comes before the CPU baselines, so
+	// that the idle collector's wait is not counted against the load.
+	if d := s.StartDelay(time.Now()); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	base, err := ReadProc(col.Pid)
 	if err != nil {
 		return nil, err
@@ -182,13 +191,6 @@ func (s Scenario) Run(ctx context.Context, exp Exporter, bin string, setup Setup
 	res := &Result{Figures: Figures{Scenario: s.Name, Exporter: string(exp)}}
 	var errs []error
 
-	if d := s.StartDelay(time.Now()); d > 0 {
-		select {
-		case <-time.After(d):
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
 	loadDone := make(chan LoadResult, 1)
 	go func() { loadDone <- s.Load.Send(ctx, col.Config.ReceiverURL(), bodies) }()
 	held := make(chan heldSample, 1)

@@ -121,6 +121,10 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 			t.firstBareSpan = seconds(v)
 		case "windowShare":
 			t.windowShare = v
+		case "secondTake":
+			t.secondTake = v
+		case "secondWindows":
+			t.secondWindows = v != 0
 		case "windowSchedule":
 			t.windowSchedule = v != 0
 		case "cutFromFirstSlot":

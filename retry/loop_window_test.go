@@ -303,3 +303,93 @@ func TestLoopARowProbeDoesNotFlood(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, long, 8, "held seconds at a time through the 60 s: %v", gaps)
 }
+
+// secondWindowRun sends n payloads one after the other through a loop
+// with pacing on, no jitter, behind a fixed window of 20 requests a second
+// without hints (the windows on the clock's seconds), the clock starting
+// 300 ms into a second. It returns the answers' times (since t0) and
+// statuses.
+func secondWindowRun(t *testing.T, n int) (at []time.Duration, status []int) {
+	t.Helper()
+	policy := defaultPolicy()
+	policy.Pacing = retry.NewDefaultPacingConfig()
+	policy.RetryAfter.Jitter = 0
+	clock := retrytest.NewAutoClock(t0.Add(300 * time.Millisecond))
+	h := newHarness(clock, policy, 0)
+	lim, err := limiter.New(limiter.Spec{Kind: limiter.FixedWindow, Limit: 20, Window: time.Second, Hint: limiter.HintNone})
+	require.NoError(t, err)
+	send := func(context.Context, int) retry.Response {
+		now := clock.Now()
+		s := lim.Admit(now, limiter.Request{Items: 100}).Status
+		at, status = append(at, now.Sub(t0)), append(status, s)
+		return retry.Response{Status: s, Header: http.Header{}}
+	}
+	for range n {
+		require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, send).Kind)
+	}
+	return at, status
+}
+
+// TestLoopASecondWindowIsScheduled: behind a fixed window of 20 requests a
+// second without hints, two windows' ends that showed the same take start
+// the schedule (secondWindows): from then on each second takes its 20
+// within its first quarter, and none is refused, where the law before
+// (secondWindows off) paced the requests below the window's take (the
+// rate it accepted between two refusals counts the silence after the
+// first) and was still refused now and then; 300 payloads are delivered
+// seconds earlier.
+func TestLoopASecondWindowIsScheduled(t *testing.T) {
+	const n = 300
+	type second struct {
+		accepted, refused int
+		latest            time.Duration
+	}
+	perSecond := func(at []time.Duration, status []int) []second {
+		w := make([]second, int(at[len(at)-1]/time.Second)+1)
+		for i, a := range at {
+			k := int(a / time.Second)
+			if status[i] == http.StatusOK {
+				w[k].accepted++
+			} else {
+				w[k].refused++
+			}
+			w[k].latest = max(w[k].latest, a-time.Duration(k)*time.Second)
+		}
+		return w
+	}
+	at, status := secondWindowRun(t, n)
+	seconds := perSecond(at, status)
+	full := seconds[len(seconds)/2 : len(seconds)-1] // the second half, but the last (partial) second
+	for k, s := range full {
+		assert.Equal(t, second{accepted: 20}, second{accepted: s.accepted, refused: s.refused}, "second %d of the second half", k)
+		assert.LessOrEqual(t, s.latest, 250*time.Millisecond, "second %d: its take within its first quarter", k)
+	}
+	refused := 0
+	for _, s := range status {
+		if s != http.StatusOK {
+			refused++
+		}
+	}
+
+	restore, err := retry.SetTuning(map[string]float64{"secondWindows": 0})
+	require.NoError(t, err)
+	defer restore()
+	atBefore, statusBefore := secondWindowRun(t, n)
+	refusedBefore, under := 0, 0
+	for _, s := range statusBefore {
+		if s != http.StatusOK {
+			refusedBefore++
+		}
+	}
+	before := perSecond(atBefore, statusBefore)
+	for _, s := range before[len(before)/2 : len(before)-1] {
+		if s.accepted < 20 {
+			under++
+		}
+	}
+	t.Logf("refused %d, last answer %v; the law before: refused %d, last answer %v, %d of %d seconds of the second half below the take",
+		refused, at[len(at)-1], refusedBefore, atBefore[len(atBefore)-1], under, len(before)-1-len(before)/2)
+	assert.Positive(t, under, "the law before: seconds of the second half below the window's take")
+	assert.Less(t, refused, refusedBefore, "refused")
+	assert.Less(t, at[len(at)-1], atBefore[len(atBefore)-1]-time.Second, "the last answer, a second or more earlier")
+}

@@ -274,8 +274,13 @@ type pacerTuning struct {
 	// once waited seconds into the next window, and a load that ends
 	// within a window took seconds longer. Measured in the limiter model
 	// (docs/benchmarks.md, fifteenth step): windowShare 2, 4, 8, 20.
-	windowHolds       bool
-	windowCounts      bool
+	windowHolds  bool
+	windowCounts bool
+	// secondWindows: a fixed window of a second is learned from the
+	// clock's seconds (secondwindow.go) and scheduled as a window seen on
+	// the clock is. False (a variant only): the sixteenth step's law.
+	secondWindows     bool
+	secondTake        float64
 	windowSchedule    bool
 	windowShare       float64
 	windowRow         int
@@ -340,6 +345,8 @@ var defaultTuning = pacerTuning{
 	strayShare:           0.25,
 	windowHolds:          true,
 	windowCounts:         true,
+	secondWindows:        true,
+	secondTake:           10,
 	windowSchedule:       true,
 	windowRowProbes:      true,
 	windowPastDefault:    true,

@@ -164,6 +164,14 @@ type rateState struct {
 	// were booked in), without waiting for the pace.
 	WindowTake, WindowSent int
 	WindowAt               time.Time
+	// WindowLen is the scheduled window's length: windowAlign, or
+	// secondWindow for a window learned from the clock's seconds
+	// (secondwindow.go).
+	WindowLen time.Duration
+
+	// Seconds counts requests per clock second, to learn a fixed window
+	// of a second (secondwindow.go).
+	Seconds secondCounts
 }
 
 // refusedAnswer is a refused answer, as the rate controller learns from it.
@@ -301,7 +309,15 @@ func (s rateState) PaceAt(now time.Time) float64 {
 // windowRate is a scheduled window's take per windowAlign, in items per
 // second.
 func (s rateState) windowRate() float64 {
-	return requestsToItems(float64(s.WindowTake)/windowAlign.Seconds(), s.ItemsPerRequest)
+	return requestsToItems(float64(s.WindowTake)/s.windowLen().Seconds(), s.ItemsPerRequest)
+}
+
+// windowLen is the scheduled window's length.
+func (s rateState) windowLen() time.Duration {
+	if s.WindowLen > 0 {
+		return s.WindowLen
+	}
+	return windowAlign
 }
 
 // ConcurrencyAt is the most requests that may be in flight at now, 0 for
@@ -351,7 +367,8 @@ func (s rateState) Reserve(now time.Time, items int) (rateState, time.Time, Pace
 	if !scheduled && s.Mode == rateUnlimited {
 		return s, at, source
 	}
-	if w := at.Truncate(windowAlign); scheduled && w.After(s.WindowAt) {
+	length := s.windowLen()
+	if w := at.Truncate(length); scheduled && w.After(s.WindowAt) {
 		s.WindowAt, s.WindowSent = w, 0
 	}
 	if s.Next.After(at) {
@@ -362,17 +379,18 @@ func (s rateState) Reserve(now time.Time, items int) (rateState, time.Time, Pace
 		// A window's take, windowShare times its rate; the next window's
 		// start once the take is booked.
 		if s.WindowSent >= s.WindowTake {
-			s.WindowAt, s.WindowSent = s.WindowAt.Add(windowAlign), 0
+			s.WindowAt, s.WindowSent = s.WindowAt.Add(length), 0
 			at, source = s.WindowAt.Add(windowScheduleSlack), PaceRate
 		}
 		s.WindowSent++
-		gap = time.Duration(float64(windowAlign) / (tuning.windowShare * float64(s.WindowTake)))
+		gap = time.Duration(float64(length) / (tuning.windowShare * float64(s.WindowTake)))
 	} else {
 		gap = interval(items, s.Rate(at))
 	}
 	if s.FirstSlot.IsZero() {
 		s.FirstSlot = at
 	}
+	s.Seconds = s.Seconds.booked(at)
 	s.Next = at.Add(gap)
 	return s, at, source
 }
@@ -417,7 +435,7 @@ func (s rateState) Accepted(now, sent time.Time, items int) rateState {
 		float64(s.RowStartRun) >= tuning.measuredRequests {
 		// The first request of a window that reset since the row began:
 		// the window takes as many as the run before the row.
-		s.WindowTake, s.WindowSent, s.WindowAt = s.RowStartRun, 1, sent.Truncate(windowAlign)
+		s.WindowTake, s.WindowSent, s.WindowAt, s.WindowLen = s.RowStartRun, 1, sent.Truncate(windowAlign), windowAlign
 		s.Epoch++
 		s.Next = now
 	}
@@ -437,6 +455,9 @@ func (s rateState) Accepted(now, sent time.Time, items int) rateState {
 		// A request in flight with the refused one was accepted: the
 		// backend takes several at once.
 		s.Tentative, s.Pending = false, 0
+	}
+	if tuning.secondWindows {
+		s = s.secondAccepted(now, sent)
 	}
 	return s.background(now, false)
 }

@@ -602,6 +602,8 @@ func TestRateTransitions(t *testing.T) {
 			assert.Equal(t, tt.want.Mode, got.Mode)
 			assert.InDelta(t, tt.want.Ceiling, got.Ceiling, 1e-9, "ceiling")
 			got.Ceiling, tt.want.Ceiling = 0, 0
+			// The counts per clock second are TestSecondWindow's.
+			got.Seconds = tt.want.Seconds
 			assert.Equal(t, tt.want, got)
 			assert.Equal(t, tt.from, from, "a transition does not touch the state it was given")
 		})
@@ -1030,4 +1032,66 @@ func TestWindowSchedule(t *testing.T) {
 	require.NoError(t, err)
 	defer restore()
 	assert.Zero(t, accept(held, 1, 20, 0.1).WindowTake, "windowSchedule off")
+}
+
+// TestSecondWindow: a fixed window of a second refuses the request after
+// its take, within the same clock second, and accepts again in the next.
+// A bare 429 after at least secondTake acceptances of requests sent in its
+// second, with the next acceptance in a later second, shows that take;
+// two such in a row (give or take one, the smaller kept) start the
+// schedule of a window a second long: its take at once, then the next
+// second. Not when a request sent in the refusal's second is accepted
+// after it (a bucket refills at any time), nor when the takes differ by
+// two, nor below secondTake, nor with secondWindows off (the law before).
+func TestSecondWindow(t *testing.T) {
+	sec, accept, refuse := windowSteps()
+	// Second 0: 12 accepted 50 ms apart, the 13th refused at 0.65 s;
+	// second 1: accepted from 1.05 s.
+	first := accept(refuse(accept(retry.RateState{}, 12, 0, 0.05), 0.65), 1, 1.05, 0.05)
+	require.Zero(t, first.WindowTake, "one window's end alone")
+	again := func(s retry.RateState, n int) retry.RateState {
+		// Second 1 goes on to n accepted, a refusal at 1.9 s; second 2
+		// accepts at 2.02 s.
+		return accept(refuse(accept(s, n-1, 1.1, 0.05), 1.9), 1, 2.02, 0.05)
+	}
+	s := again(first, 12)
+	assert.Equal(t, 12, s.WindowTake, "the take both windows showed")
+	assert.Equal(t, time.Second, s.WindowLen)
+
+	// The request accepted at 2.02 s was the window's first: 11 more leave
+	// 1 s / (8 × 12) apart from now, whatever the pace; the 12th booked
+	// waits for the next second.
+	now := sec(2.03)
+	var slots []time.Time
+	for range 13 {
+		var at time.Time
+		s, at, _ = s.Reserve(now, 100)
+		slots = append(slots, at)
+	}
+	gap := time.Second / 96
+	assert.Equal(t, now, slots[0], "the first at once")
+	assert.Equal(t, now.Add(10*gap), slots[10], "the window's 11 more, an eighth of a second for all")
+	assert.Equal(t, sec(3.05), slots[11], "the next at the next second's start")
+	assert.Equal(t, sec(3.05).Add(gap), slots[12])
+	assert.InDelta(t, 1200, s.PaceAt(sec(3.5)), 1e-9, "the pace a gauge shows: 12 requests of 100 items a second")
+
+	// A refusal ends the schedule: the pace at the window's rate.
+	r := refuse(s, 3.2)
+	assert.Zero(t, r.WindowTake)
+	assert.InDelta(t, 1200, r.Rate(sec(3.2)), 1e-6, "items a second")
+
+	assert.Equal(t, 12, again(first, 13).WindowTake, "takes of 12 and 13: the smaller")
+	assert.Zero(t, again(first, 14).WindowTake, "takes of 12 and 14")
+	// A request sent in the refusal's second, accepted after it: no
+	// window's end, and the take shown before is forgotten.
+	bucket := accept(refuse(accept(first, 11, 1.1, 0.05), 1.66), 1, 1.7, 0.05)
+	assert.Zero(t, again(bucket, 12).WindowTake, "a bucket: accepted again within the second")
+	// Below secondTake: 8 a second.
+	few := accept(refuse(accept(retry.RateState{}, 8, 0, 0.1), 0.85), 1, 1.05, 0.1)
+	assert.Zero(t, accept(refuse(accept(few, 7, 1.15, 0.1), 1.9), 1, 2.02, 0.1).WindowTake, "8 a second: below secondTake")
+
+	restore, err := retry.SetTuning(map[string]float64{"secondWindows": 0})
+	require.NoError(t, err)
+	defer restore()
+	assert.Zero(t, again(accept(refuse(accept(retry.RateState{}, 12, 0, 0.05), 0.65), 1, 1.05, 0.05), 12).WindowTake, "secondWindows off")
 }

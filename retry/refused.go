@@ -41,7 +41,7 @@ func (s rateState) Refused(r refusedAnswer) rateState {
 	if s.WindowTake > 0 {
 		// The schedule was wrong: back to the pace at the window's rate.
 		rate := s.windowRate()
-		s.WindowTake, s.WindowSent = 0, 0
+		s.WindowTake, s.WindowSent, s.Seconds.Take = 0, 0, 0
 		s = s.bare(r.At, rate, rate, true)
 	}
 	if r.Bare && !r.Shed {
@@ -75,6 +75,9 @@ func (s rateState) Refused(r refusedAnswer) rateState {
 		return s
 	}
 	s = s.answeredPending().uncrowdedRefusal(r)
+	if tuning.secondWindows && r.Bare && !r.Shed && !r.Quota {
+		s = s.secondRefused(r)
+	}
 	if s.Unlearned() {
 		switch {
 		case !r.Bare || r.Shed:

@@ -277,8 +277,20 @@ type pacerTuning struct {
 	windowHolds  bool
 	windowCounts bool
 	// secondWindows: a fixed window of a second is learned from the
-	// clock's seconds (secondwindow.go) and scheduled as a window seen on
-	// the clock is. False (a variant only): the sixteenth step's law.
+	// clock's seconds (secondwindow.go): a bare 429 after at least
+	// secondTake acceptances of requests sent in its second, with the next
+	// acceptance in a later second, shows the window's take; two such in a
+	// row that show the same take (give or take one) schedule it as a
+	// window seen on the clock is (windowSchedule), a second long. The
+	// bare cut's measure since the last cut held the silence after the
+	// refusal and the part of a second the pace left unused: behind the
+	// matrix's window of 20 a second the pace settled at 15-19 a second,
+	// and 12 of 40 seeds used less than 90 % of it. secondTake 5 scheduled
+	// a GCRA of 5 a second (a probe's refusals came at a second's end
+	// with the same count), and refused it once more; 8, 10 and 15 met
+	// the same seeds in every cell. False (a variant only): the sixteenth
+	// step's law. Measured in the limiter model (docs/benchmarks.md,
+	// seventeenth step).
 	secondWindows     bool
 	secondTake        float64
 	windowSchedule    bool

@@ -390,7 +390,6 @@ func (s rateState) Reserve(now time.Time, items int) (rateState, time.Time, Pace
 	if s.FirstSlot.IsZero() {
 		s.FirstSlot = at
 	}
-	s.Seconds = s.Seconds.booked(at)
 	s.Next = at.Add(gap)
 	return s, at, source
 }

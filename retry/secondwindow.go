@@ -34,20 +34,6 @@ type secondCounts struct {
 	// end showed, zero when the last bare 429 showed none.
 	Refused     time.Time
 	Count, Take int
-	// BookedAt is the clock second of the last slot Reserve booked,
-	// BookedRun how many slots it booked in that second.
-	BookedAt  time.Time
-	BookedRun int
-}
-
-// booked counts a slot booked at at.
-func (c secondCounts) booked(at time.Time) secondCounts {
-	if b := at.Truncate(secondWindow); b.Equal(c.BookedAt) {
-		c.BookedRun++
-	} else {
-		c.BookedAt, c.BookedRun = b, 1
-	}
-	return c
 }
 
 // secondAccepted counts an acceptance of a request sent at sent: per clock
@@ -63,12 +49,11 @@ func (s rateState) secondAccepted(now, sent time.Time) rateState {
 	if !c.Refused.IsZero() {
 		if second.After(c.Refused) {
 			if c.Take > 0 && abs(c.Take-c.Count) <= 1 && s.WindowTake == 0 {
-				// What was booked in this second is out, this request
-				// with it.
+				// This request is the second's first answered: it counts
+				// as the first of its take. (Slots booked for this second
+				// before now are void: the refusal cut the pace, and the
+				// schedule starts another epoch.)
 				s.WindowTake, s.WindowLen, s.WindowAt, s.WindowSent = min(c.Take, c.Count), secondWindow, second, 1
-				if second.Equal(c.BookedAt) {
-					s.WindowSent = max(c.BookedRun, 1)
-				}
 				s.Epoch++
 				s.Next = now
 			}

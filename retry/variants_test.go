@@ -145,6 +145,13 @@ var pacerVariants = []pacerVariant{
 	// The 1 s window's used share: a bare cut measured from the curve's
 	// first request (less one interval), not from the cut.
 	{"cutFromFirstSlot=1", map[string]float64{"cutFromFirstSlot": 1}, true},
+	// A fixed window of a second learned from the clock's seconds: off
+	// (the sixteenth step's law), and the fewest acceptances in a second
+	// that show its take.
+	{"secondWindows=0", map[string]float64{"secondWindows": 0}, true},
+	{"secondTake=5", map[string]float64{"secondTake": 5}, true},
+	{"secondTake=8", map[string]float64{"secondTake": 8}, true},
+	{"secondTake=15", map[string]float64{"secondTake": 15}, true},
 	// The noise floor: values a hair from the default's, which no law
 	// tells apart from it; what they move is chance (the order of
 	// requests the bubble wakes at one instant, the phase of a window).

@@ -18,31 +18,42 @@ import (
 
 // realMatrices are the stored real runs of the matrix since the two start
 // fixes: the one the README's and the docs' figures come from (after the
-// sixteenth step's probe of a window's row), the one after the quota
-// tracker's change of 8060757, the fifteenth step's, and the three before
-// it, whose law differs from this one only where a fixed window is found by
-// its runs (fourteenth step), scheduled (fifteenth) or probed at its reset
-// (sixteenth): the 10 s window's runs of all but the newest are left out
-// (except). The RateLimit
-// sliding window's runs of all but the first are left out too: their quota
-// tracker polled every 50 ms for the answer to the first request after a
-// reset, and counted a window short when an older count came last
-// (docs/benchmarks.md, "After the fifteenth step: requests waiting on a
-// RateLimit quota wake at the next answer"). The last file holds only the
-// cells named in only.
+// seventeenth step's window of a second, a1b748e), the first run of that
+// step (ae3cec4, whose schedule's first second was short), the sixteenth
+// step's (the probe of a window's row), the one after the quota tracker's
+// change of 8060757, the fifteenth step's, and the three before it. Their
+// law differs from this one only where a fixed window is found by its runs
+// (fourteenth step), scheduled (fifteenth), probed at its reset
+// (sixteenth) or learned from the clock's seconds (seventeenth): the 10 s
+// window's runs of all but the sixteenth step's and the newest, and the
+// 1 s window's of all but the newest, are left out (except). The RateLimit
+// sliding window's runs of the fifteenth step's and those before are left
+// out too: their quota tracker polled every 50 ms for the answer to the
+// first request after a reset, and counted a window short when an older
+// count came last (docs/benchmarks.md, "After the fifteenth step: requests
+// waiting on a RateLimit quota wake at the next answer"). The last file
+// holds only the cells named in only.
 var realMatrices = []struct {
 	file   string
 	except []string
 	only   []string // the cells the file holds, when not the whole matrix
 }{
 	{"../docs/scenariobench-matrix.json", nil, nil},
-	{"../docs/scenariobench-matrix-quota-answers.json", []string{"fixed-window-10s/none/5rps/1000"}, nil},
-	{"../docs/scenariobench-matrix-window-schedule.json", []string{"fixed-window-10s/none/5rps/1000", "sliding-window-1s/ratelimit/50rps/50"}, nil},
-	{"../docs/scenariobench-matrix-window-counts.json", []string{"fixed-window-10s/none/5rps/1000", "sliding-window-1s/ratelimit/50rps/50"}, nil},
-	{"../docs/scenariobench-matrix-quota-fixes.json", []string{"fixed-window-10s/none/5rps/1000", "sliding-window-1s/ratelimit/50rps/50"}, nil},
-	{"../docs/scenariobench-matrix-start-fixes.json", []string{"fixed-window-10s/none/5rps/1000", "sliding-window-1s/ratelimit/50rps/50"}, nil},
+	{"../docs/scenariobench-matrix-second-windows-first.json", []string{w1s}, nil},
+	{"../docs/scenariobench-matrix-row-probes.json", []string{w1s}, nil},
+	{"../docs/scenariobench-matrix-quota-answers.json", []string{w10s, w1s}, nil},
+	{"../docs/scenariobench-matrix-window-schedule.json", []string{w10s, w1s, "sliding-window-1s/ratelimit/50rps/50"}, nil},
+	{"../docs/scenariobench-matrix-window-counts.json", []string{w10s, w1s, "sliding-window-1s/ratelimit/50rps/50"}, nil},
+	{"../docs/scenariobench-matrix-quota-fixes.json", []string{w10s, w1s, "sliding-window-1s/ratelimit/50rps/50"}, nil},
+	{"../docs/scenariobench-matrix-start-fixes.json", []string{w10s, w1s, "sliding-window-1s/ratelimit/50rps/50"}, nil},
 	{"../docs/scenariobench-quota-answers-8060757.json", nil, []string{"gcra/ratelimit/20rps/200", "sliding-window-1s/ratelimit/50rps/50"}},
 }
+
+// The fixed windows' cells.
+const (
+	w1s  = "fixed-window-1s/none/20rps/500"
+	w10s = "fixed-window-10s/none/5rps/1000"
+)
 
 // How far outside the model's seeds a real run may fall and still match:
 // a refused share by a point, the limit used by three and a half, a

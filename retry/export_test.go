@@ -123,6 +123,8 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 			t.windowShare = v
 		case "secondTake":
 			t.secondTake = v
+		case "windowPastSeen":
+			t.windowPastSeen = v != 0
 		case "secondWindows":
 			t.secondWindows = v != 0
 		case "windowSchedule":

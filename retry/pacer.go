@@ -331,6 +331,9 @@ type lateFacts struct {
 	// WindowHold: the destination resets at multiples of windowAlign and
 	// this is the first refusal in a row (rateState.WindowHold).
 	WindowHold bool
+	// WindowSeen: the destination was seen to reset at a multiple of
+	// windowAlign on the clock (rateState.Windowed), not only counted.
+	WindowSeen bool
 	// RowStart: when the row of bare 429s this refusal belongs to began,
 	// when it followed a run of acceptances (rateState.windowRowStart);
 	// zero otherwise.
@@ -350,5 +353,5 @@ func (p *Pacer) lately(r refusedAnswer) lateFacts {
 	if tuning.unlearnedTentative && c == notCrowded {
 		s = s.uncrowdedRefusal(r) // as Refused will leave it
 	}
-	return lateFacts{Accepted: r.Recent > 0, Crowding: c, Unlearned: s.Unlearned(), BareStart: s.BareStart, WindowHold: s.WindowHold(), RowStart: s.windowRowStart(r)}
+	return lateFacts{Accepted: r.Recent > 0, Crowding: c, Unlearned: s.Unlearned(), BareStart: s.BareStart, WindowHold: s.WindowHold(), WindowSeen: s.Windowed, RowStart: s.windowRowStart(r)}
 }

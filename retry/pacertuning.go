@@ -298,6 +298,7 @@ type pacerTuning struct {
 	windowRow         int
 	windowProbes      bool
 	windowPastDefault bool
+	windowPastSeen    bool
 	windowRowProbes   bool
 	windowClosed      time.Duration
 	windowLastRefusal time.Duration
@@ -362,6 +363,7 @@ var defaultTuning = pacerTuning{
 	windowSchedule:       true,
 	windowRowProbes:      true,
 	windowPastDefault:    true,
+	windowPastSeen:       true,
 	windowShare:          8,
 	windowRow:            3,
 	windowClosed:         2 * time.Second,

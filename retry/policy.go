@@ -98,6 +98,10 @@ type attemptFacts struct {
 	// multiple (windowRowProbes).
 	WindowHold bool
 	RowStart   time.Time
+	// WindowSeen is set when that window was seen to reset on the clock
+	// (rateState.Windowed), not only found by its runs' counts: only then
+	// may its hold last past retry_after::default (windowPastSeen).
+	WindowSeen bool
 	// Crowding is set when pacing is on and the refused request left with
 	// more requests in flight than the backend takes at once (the pacer's
 	// measure, rateState.Crowding): a bare 429 then waits for an answer
@@ -238,7 +242,7 @@ func (p Policy) throttled(s payloadState, d Decision, a attemptFacts) (payloadSt
 	// A fixed window's limit reached, held until it resets: within
 	// retry_after::default, or (windowPastDefault) within retry_after::max.
 	bound := p.RetryAfter.Default
-	if tuning.windowPastDefault {
+	if tuning.windowPastDefault && (a.WindowSeen || !tuning.windowPastSeen) {
 		bound = max(bound, p.RetryAfter.Max)
 	}
 	window := !ra.Usable() && a.WindowHold && a.Crowding == notCrowded && p.Pacing.Enabled &&

@@ -44,7 +44,10 @@ func TestDecide(t *testing.T) {
 	}
 	// windowed: the destination was seen to reset at a multiple of 10 s
 	// on the clock, and this is the first bare 429 in a row.
-	windowed := func(a retry.Attempt) retry.Attempt { a.WindowHold = true; return a }
+	windowed := func(a retry.Attempt) retry.Attempt { a.WindowHold, a.WindowSeen = true, true; return a }
+	// counted: a window found by its runs' counts alone, not yet seen to
+	// reset on the clock.
+	counted := func(a retry.Attempt) retry.Attempt { a.WindowHold = true; return a }
 	// after: the attempt's answer came d after t0 (a multiple of 10 s).
 	after := func(d time.Duration, a retry.Attempt) retry.Attempt { a.Now = now.Add(d); return a }
 	// rowFrom: the refused request's row of bare 429s began at d after
@@ -275,6 +278,16 @@ func TestDecide(t *testing.T) {
 			name:   "429 without Retry-After at a destination that resets at multiples of 10 s, 7 s before the next (past retry_after::default): held until it (the window refuses everything until then)",
 			policy: pacing, attempt: after(3*time.Second, windowed(lately(attempt(resp(429))))), throttle: true,
 			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 7 * time.Second, source: retry.SourceWindow},
+		},
+		{
+			name:   "429 without Retry-After, a window found by its runs' counts only (not seen on the clock), 7 s before the next multiple (past retry_after::default): at the pace (a fleet member behind a shared limit has runs of equal length by chance)",
+			policy: pacing, attempt: after(3*time.Second, counted(lately(attempt(resp(429))))), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathPace},
+		},
+		{
+			name:   "429 without Retry-After, a window found by its runs' counts only, 2 s before the next multiple: held until it",
+			policy: pacing, attempt: after(8*time.Second, counted(lately(attempt(resp(429))))), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 2 * time.Second, source: retry.SourceWindow},
 		},
 		{
 			name:   "429 without Retry-After at a destination that resets at multiples of 10 s, 7 s before the next, past retry_after::max (6 s): at the pace",

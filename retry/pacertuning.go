@@ -243,6 +243,16 @@ type pacerTuning struct {
 	// refused five or six more). False (a variant only): held only when
 	// the window resets within retry_after::default.
 	//
+	// windowPastSeen: only a window seen to reset on the clock
+	// (rateState.Windowed) is held past retry_after::default; one found
+	// by its runs' counts alone (windowCounted) is held only within it.
+	// Counted only, a fleet member behind a shared GCRA (its runs of
+	// equal length by chance) was held 8 s to a multiple, its probe
+	// there was accepted and showed a window, and the schedule sent it
+	// five requests per 10 s to the end of the load (docs/benchmarks.md,
+	// "Found after the seventeenth step"). False (a variant only): the
+	// sixteenth step's law.
+	//
 	// windowCounts: a fixed window takes as many requests in each of its
 	// windows, so a run of acceptances as long as the one before the last
 	// row that showed a window's end (give or take one) is the window's

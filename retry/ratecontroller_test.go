@@ -817,6 +817,18 @@ func TestWindowHold(t *testing.T) {
 	assert.False(t, retry.RateState{Windowed: true}.WindowHold(), "windowHolds off (the ninth step's law)")
 }
 
+// reserveSlots books n requests of 100 items at now, one after the other,
+// and returns the state after them and when each may leave.
+func reserveSlots(s retry.RateState, now time.Time, n int) (retry.RateState, []time.Time) {
+	slots := make([]time.Time, 0, n)
+	for range n {
+		var at time.Time
+		s, at, _ = s.Reserve(now, 100)
+		slots = append(slots, at)
+	}
+	return s, slots
+}
+
 // windowSteps are the steps the window tests take, in seconds since t0:
 // n requests of 100 items accepted from from, every apart (each sent
 // when answered), and bare 429s at the times given (each sent 10 ms
@@ -1000,12 +1012,7 @@ func TestWindowSchedule(t *testing.T) {
 	// (10 s / (8 × 50)) from now, whatever the pace; the 50th booked
 	// waits for the next window.
 	now := sec(20.2)
-	var slots []time.Time
-	for range 52 {
-		var at time.Time
-		s, at, _ = s.Reserve(now, 100)
-		slots = append(slots, at)
-	}
+	s, slots := reserveSlots(s, now, 52)
 	assert.Equal(t, now, slots[0], "the first at once")
 	assert.Equal(t, now.Add(48*25*time.Millisecond), slots[48], "the window's 49 more, 25 ms apart")
 	assert.Equal(t, sec(30.05), slots[49], "the next at the next window's start")
@@ -1062,12 +1069,7 @@ func TestSecondWindow(t *testing.T) {
 	// 1 s / (8 × 12) apart from now, whatever the pace; the 12th booked
 	// waits for the next second.
 	now := sec(2.03)
-	var slots []time.Time
-	for range 13 {
-		var at time.Time
-		s, at, _ = s.Reserve(now, 100)
-		slots = append(slots, at)
-	}
+	s, slots := reserveSlots(s, now, 13)
 	gap := time.Second / 96
 	assert.Equal(t, now, slots[0], "the first at once")
 	assert.Equal(t, now.Add(10*gap), slots[10], "the window's 11 more, an eighth of a second for all")

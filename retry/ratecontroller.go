@@ -312,6 +312,17 @@ func (s rateState) windowRate() float64 {
 	return requestsToItems(float64(s.WindowTake)/s.windowLen().Seconds(), s.ItemsPerRequest)
 }
 
+// startSchedule starts the schedule of a fixed window of length whose
+// current window began at window and takes take requests, at now: the
+// request accepted then counts as the window's first, and the slots booked
+// before are void.
+func (s rateState) startSchedule(now, window time.Time, length time.Duration, take int) rateState {
+	s.WindowTake, s.WindowSent, s.WindowAt, s.WindowLen = take, 1, window, length
+	s.Epoch++
+	s.Next = now
+	return s
+}
+
 // windowLen is the scheduled window's length.
 func (s rateState) windowLen() time.Duration {
 	if s.WindowLen > 0 {
@@ -434,9 +445,7 @@ func (s rateState) Accepted(now, sent time.Time, items int) rateState {
 		float64(s.RowStartRun) >= tuning.measuredRequests {
 		// The first request of a window that reset since the row began:
 		// the window takes as many as the run before the row.
-		s.WindowTake, s.WindowSent, s.WindowAt, s.WindowLen = s.RowStartRun, 1, sent.Truncate(windowAlign), windowAlign
-		s.Epoch++
-		s.Next = now
+		s = s.startSchedule(now, sent.Truncate(windowAlign), windowAlign, s.RowStartRun)
 	}
 	if s.Streak > 0 {
 		s.PrevRun = 0

@@ -49,13 +49,10 @@ func (s rateState) secondAccepted(now, sent time.Time) rateState {
 	if !c.Refused.IsZero() {
 		if second.After(c.Refused) {
 			if c.Take > 0 && abs(c.Take-c.Count) <= 1 && s.WindowTake == 0 {
-				// This request is the second's first answered: it counts
-				// as the first of its take. (Slots booked for this second
-				// before now are void: the refusal cut the pace, and the
-				// schedule starts another epoch.)
-				s.WindowTake, s.WindowLen, s.WindowAt, s.WindowSent = min(c.Take, c.Count), secondWindow, second, 1
-				s.Epoch++
-				s.Next = now
+				// This request is the second's first answered (slots
+				// booked for this second before now were booked at the
+				// pace the refusal cut).
+				s = s.startSchedule(now, second, secondWindow, min(c.Take, c.Count))
 			}
 			c.Take = c.Count
 		} else {

@@ -125,6 +125,12 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 			t.secondTake = v
 		case "windowPastSeen":
 			t.windowPastSeen = v != 0
+		case "windowCheck":
+			t.windowCheck = v != 0
+		case "windowChecks":
+			t.windowChecks = int(v)
+		case "windowCheckGap":
+			t.windowCheckGap = seconds(v)
 		case "secondWindows":
 			t.secondWindows = v != 0
 		case "windowSchedule":

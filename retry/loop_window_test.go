@@ -123,7 +123,8 @@ func TestLoopAFixedWindowIsHeldUntilItResets(t *testing.T) {
 // reset: it ends just after the multiple (source window, windowRowProbes),
 // the probe there is accepted, and that shows the window on the clock
 // however long before the multiple the row's last refusal came. From
-// then on each window's take is scheduled and nothing more is refused;
+// then on each window's take is scheduled and nothing more is refused but
+// the first scheduled window's check (windowCheck);
 // without the rules (the fifteenth step's law) later windows' ends were
 // refused again. (One payload at a time, the last window ends the run
 // either way.)
@@ -144,7 +145,7 @@ func TestLoopAFixedWindowIsProbedAtItsReset(t *testing.T) {
 	}
 	probe, refusedAfter := run()
 	assert.True(t, probe, "the first row's hold ends at the reset")
-	assert.Zero(t, refusedAfter, "refused once the window is known")
+	assert.Equal(t, 1, refusedAfter, "once the window is known, only the schedule's check (windowCheck)")
 
 	restore, err := retry.SetTuning(map[string]float64{"windowRowProbes": 0, "windowPastDefault": 0})
 	require.NoError(t, err)
@@ -392,4 +393,53 @@ func TestLoopASecondWindowIsScheduled(t *testing.T) {
 	assert.Positive(t, under, "the law before: seconds of the second half below the window's take")
 	assert.Less(t, refused, refusedBefore, "refused")
 	assert.Less(t, at[len(at)-1], atBefore[len(atBefore)-1]-time.Second, "the last answer, a second or more earlier")
+}
+
+// TestLoopAWrongScheduleEnds: a backend that looks like a fixed window of
+// 10 requests per 10 s until its reset at 10 s, and takes everything from
+// then on (as a GCRA shared by a fleet takes a member's requests when its
+// probe at a multiple was accepted by chance): the schedule that the
+// probe at 10 s starts sends its take and its checks, all accepted, and
+// ends (windowCheck); the pace then climbs, and the 100 payloads are
+// delivered within the next window. Unchecked (the seventeenth step's
+// law), the schedule sent 10 per 10 s until the quiet period forgot it.
+func TestLoopAWrongScheduleEnds(t *testing.T) {
+	const n = 100
+	run := func() (perWindow map[int]int, last time.Duration) {
+		policy := defaultPolicy()
+		policy.Pacing = retry.NewDefaultPacingConfig()
+		policy.RetryAfter.Jitter = 0
+		clock := retrytest.NewAutoClock(t0.Add(windowPhase))
+		h := newHarness(clock, policy, 0)
+		lim, err := limiter.New(limiter.Spec{Kind: limiter.FixedWindow, Limit: 10, Window: 10 * time.Second, Hint: limiter.HintNone})
+		require.NoError(t, err)
+		perWindow = map[int]int{}
+		send := func(context.Context, int) retry.Response {
+			now := clock.Now()
+			s := http.StatusOK
+			if now.Before(t0.Add(10 * time.Second)) {
+				s = lim.Admit(now, limiter.Request{Items: 100}).Status
+			}
+			if s == http.StatusOK {
+				perWindow[int(now.Sub(t0)/(10*time.Second))]++
+			}
+			last = now.Sub(t0)
+			return retry.Response{Status: s, Header: http.Header{}}
+		}
+		for range n {
+			require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, send).Kind)
+		}
+		return perWindow, last
+	}
+	perWindow, last := run()
+	restore, err := retry.SetTuning(map[string]float64{"windowCheck": 0})
+	require.NoError(t, err)
+	defer restore()
+	perWindowBefore, lastBefore := run()
+	t.Logf("accepted per 10 s window: %v, last answer %v; unchecked: %v, last answer %v", perWindow, last, perWindowBefore, lastBefore)
+	require.Equal(t, 10, perWindowBefore[1], "the law before: the schedule took the probe at 10 s for a window of 10")
+	assert.Equal(t, 10, perWindowBefore[2], "the law before: 10 in the next window too, never refused")
+	assert.Greater(t, perWindow[1], 10+3, "the take and its three checks accepted, then the pace climbed")
+	assert.Less(t, last, 20*time.Second, "delivered within the window after the reset")
+	assert.Greater(t, lastBefore, 60*time.Second, "the law before: 10 per 10 s")
 }

@@ -301,8 +301,22 @@ type pacerTuning struct {
 	// the same seeds in every cell. False (a variant only): the sixteenth
 	// step's law. Measured in the limiter model (docs/benchmarks.md,
 	// seventeenth step).
-	secondWindows     bool
-	secondTake        float64
+	secondWindows bool
+	secondTake    float64
+	// windowCheck: a schedule (windowSchedule) checks itself in its first
+	// window (windowcheck.go): up to windowChecks+1 requests past its
+	// take, windowCheckGap apart; the first refused confirms it, and when
+	// all are accepted it ends (a fleet member behind a shared GCRA was
+	// scheduled as a 10 s window and kept its take of five or six per
+	// 10 s to the end of the load). windowChecks 2: a take learned one or
+	// two below the window's (the 1 s window's takes agree within one)
+	// is corrected, not ended; windowCheckGap 100 ms: longer than an
+	// answer takes on the matrix's backends, so that one refused check
+	// costs one refusal. False (a variant only): the seventeenth step's
+	// law.
+	windowCheck       bool
+	windowChecks      int
+	windowCheckGap    time.Duration
 	windowSchedule    bool
 	windowShare       float64
 	windowRow         int
@@ -374,6 +388,9 @@ var defaultTuning = pacerTuning{
 	windowRowProbes:      true,
 	windowPastDefault:    true,
 	windowPastSeen:       true,
+	windowCheck:          true,
+	windowChecks:         2,
+	windowCheckGap:       100 * time.Millisecond,
 	windowShare:          8,
 	windowRow:            3,
 	windowClosed:         2 * time.Second,

@@ -172,6 +172,9 @@ type rateState struct {
 	// Seconds counts requests per clock second, to learn a fixed window
 	// of a second (secondwindow.go).
 	Seconds secondCounts
+	// Check is what a schedule's checks in its first window showed, while
+	// it is unconfirmed (windowcheck.go).
+	Check windowCheck
 }
 
 // refusedAnswer is a refused answer, as the rate controller learns from it.
@@ -318,6 +321,7 @@ func (s rateState) windowRate() float64 {
 // before are void.
 func (s rateState) startSchedule(now, window time.Time, length time.Duration, take int) rateState {
 	s.WindowTake, s.WindowSent, s.WindowAt, s.WindowLen = take, 1, window, length
+	s.Check = windowCheck{On: tuning.windowCheck, At: window}
 	s.Epoch++
 	s.Next = now
 	return s
@@ -387,14 +391,18 @@ func (s rateState) Reserve(now time.Time, items int) (rateState, time.Time, Pace
 	}
 	var gap time.Duration
 	if scheduled {
-		// A window's take, windowShare times its rate; the next window's
-		// start once the take is booked.
-		if s.WindowSent >= s.WindowTake {
+		// A window's take, windowShare times its rate (and while the
+		// schedule is unconfirmed its checks, windowCheckGap apart); the
+		// next window's start once they are booked.
+		if s.WindowSent >= s.windowLimit() {
 			s.WindowAt, s.WindowSent = s.WindowAt.Add(length), 0
 			at, source = s.WindowAt.Add(windowScheduleSlack), PaceRate
 		}
 		s.WindowSent++
 		gap = time.Duration(float64(length) / (tuning.windowShare * float64(s.WindowTake)))
+		if s.WindowSent > s.WindowTake {
+			gap = max(gap, tuning.windowCheckGap)
+		}
 	} else {
 		gap = interval(items, s.Rate(at))
 	}
@@ -467,7 +475,7 @@ func (s rateState) Accepted(now, sent time.Time, items int) rateState {
 	if tuning.secondWindows {
 		s = s.secondAccepted(now, sent)
 	}
-	return s.background(now, false)
+	return s.checkAccepted(now, sent).background(now, false)
 }
 
 // windowReset says whether the row of bare 429s (Streak) that a request

@@ -1009,14 +1009,18 @@ func TestWindowSchedule(t *testing.T) {
 	assert.Equal(t, 50, s.WindowTake, "the run before the row")
 
 	// The probe took one of the window's 50: 49 more leave 25 ms apart
-	// (10 s / (8 × 50)) from now, whatever the pace; the 50th booked
-	// waits for the next window.
+	// (10 s / (8 × 50)) from now, whatever the pace; then, the schedule
+	// unconfirmed, its three checks (windowCheck), the first 25 ms after
+	// the take and the others 100 ms apart; the next waits for the next
+	// window.
 	now := sec(20.2)
-	s, slots := reserveSlots(s, now, 52)
+	s, slots := reserveSlots(s, now, 54)
 	assert.Equal(t, now, slots[0], "the first at once")
 	assert.Equal(t, now.Add(48*25*time.Millisecond), slots[48], "the window's 49 more, 25 ms apart")
-	assert.Equal(t, sec(30.05), slots[49], "the next at the next window's start")
-	assert.Equal(t, sec(30.075), slots[50])
+	assert.Equal(t, now.Add(49*25*time.Millisecond), slots[49], "the first check")
+	assert.Equal(t, []time.Time{slots[49].Add(100 * time.Millisecond), slots[49].Add(200 * time.Millisecond)}, slots[50:52], "the other two, 100 ms apart")
+	assert.Equal(t, sec(30.05), slots[52], "the next at the next window's start")
+	assert.Equal(t, sec(30.075), slots[53])
 	assert.InDelta(t, 500, s.PaceAt(sec(35)), 1e-9, "the pace a gauge shows: the window's take, 50 requests of 100 items per 10 s")
 
 	// A request left in the next window: the count starts again there.
@@ -1039,6 +1043,61 @@ func TestWindowSchedule(t *testing.T) {
 	require.NoError(t, err)
 	defer restore()
 	assert.Zero(t, accept(held, 1, 20, 0.1).WindowTake, "windowSchedule off")
+}
+
+// TestWindowCheck: a schedule checks itself in its first window
+// (windowCheck). A fixed window refuses the request after its take: that
+// refusal confirms the schedule (no cut, no row, the checks booked after
+// it void), and a check accepted before it shows a take one larger. A
+// window that accepts the take and all three checks is no such window (a
+// shared GCRA): the schedule ends, the destination is no longer taken for
+// a window, and the pace starts slow from what the window accepted. A
+// refusal before the take was accepted ends the schedule as before; with
+// windowCheck off (the seventeenth step's law) nothing is checked.
+func TestWindowCheck(t *testing.T) {
+	sec, accept, refuse := windowSteps()
+	// As in TestWindowSchedule: a take of 50 scheduled from the probe
+	// accepted at 20 s.
+	window := accept(refuse(refuse(refuse(refuse(accept(retry.RateState{}, 50, 0, 0.1), 5), 5.1), 5.3), 5.9), 1, 7.5, 0.1)
+	scheduled := accept(refuse(accept(window, 49, 7.6, 0.1), 12.5), 1, 20, 0.1)
+	require.Equal(t, 50, scheduled.WindowTake)
+	require.True(t, scheduled.Check.On, "unconfirmed")
+
+	confirmed := refuse(accept(scheduled, 49, 20.1, 0.02), 21.4)
+	assert.Equal(t, 50, confirmed.WindowTake, "the window refused the request after its take: confirmed")
+	assert.False(t, confirmed.Check.On)
+	assert.Zero(t, confirmed.Streak, "no row of refusals")
+	assert.Equal(t, scheduled.Rate(sec(21.4)), confirmed.Rate(sec(21.4)), "no cut")
+	assert.Greater(t, confirmed.Epoch, accept(scheduled, 49, 20.1, 0.02).Epoch, "the checks booked after it void")
+	_, slots := reserveSlots(confirmed, sec(21.5), 1)
+	assert.Equal(t, sec(30.05), slots[0], "confirmed: no more checks, the next at the next window")
+
+	oneMore := refuse(accept(scheduled, 50, 20.1, 0.02), 21.4)
+	assert.Equal(t, 51, oneMore.WindowTake, "a check accepted, the next refused: the take one larger")
+	assert.False(t, oneMore.Check.On)
+
+	wrong := accept(scheduled, 52, 20.1, 0.02)
+	assert.Zero(t, wrong.WindowTake, "the take and all three checks accepted: no window of 50")
+	assert.False(t, wrong.Windowed, "no longer taken for a window")
+	assert.False(t, wrong.WindowHold())
+	assert.Equal(t, retry.RateSlowStart, wrong.Mode)
+	assert.InDelta(t, 530, wrong.Rate(sec(21.12)), 1e-6, "from what the window accepted: 53 requests of 100 items per 10 s")
+	assert.Equal(t, 50, accept(scheduled, 51, 20.1, 0.02).WindowTake, "two checks accepted: the third decides")
+
+	early := refuse(accept(scheduled, 30, 20.1, 0.02), 21)
+	assert.Zero(t, early.WindowTake, "refused before the take was accepted: the schedule was wrong, as before")
+	assert.Zero(t, refuse(accept(scheduled, 49, 20.1, 0.02), 31).WindowTake,
+		"a refusal of the first request sent in a later window confirms nothing: the schedule was wrong")
+
+	restore, err := retry.SetTuning(map[string]float64{"windowCheck": 0})
+	require.NoError(t, err)
+	defer restore()
+	off := accept(refuse(accept(window, 49, 7.6, 0.1), 12.5), 1, 20, 0.1)
+	require.Equal(t, 50, off.WindowTake)
+	_, slots = reserveSlots(off, sec(20.2), 50)
+	assert.Equal(t, sec(30.05), slots[49], "windowCheck off: the 50th at the next window")
+	assert.Equal(t, 50, accept(off, 60, 20.1, 0.02).WindowTake, "windowCheck off: never ended by acceptances")
+	assert.Zero(t, refuse(accept(off, 49, 20.1, 0.02), 21.4).WindowTake, "windowCheck off: any refusal ends it")
 }
 
 // TestSecondWindow: a fixed window of a second refuses the request after
@@ -1066,15 +1125,17 @@ func TestSecondWindow(t *testing.T) {
 	assert.Equal(t, time.Second, s.WindowLen)
 
 	// The request accepted at 2.02 s was the window's first: 11 more leave
-	// 1 s / (8 × 12) apart from now, whatever the pace; the 12th booked
-	// waits for the next second.
+	// 1 s / (8 × 12) apart from now, whatever the pace; then the three
+	// checks of the unconfirmed schedule (windowCheck), 100 ms apart after
+	// the first; the next waits for the next second.
 	now := sec(2.03)
-	s, slots := reserveSlots(s, now, 13)
+	s, slots := reserveSlots(s, now, 16)
 	gap := time.Second / 96
 	assert.Equal(t, now, slots[0], "the first at once")
 	assert.Equal(t, now.Add(10*gap), slots[10], "the window's 11 more, an eighth of a second for all")
-	assert.Equal(t, sec(3.05), slots[11], "the next at the next second's start")
-	assert.Equal(t, sec(3.05).Add(gap), slots[12])
+	assert.Equal(t, []time.Time{now.Add(11 * gap), now.Add(11*gap + 100*time.Millisecond), now.Add(11*gap + 200*time.Millisecond)}, slots[11:14], "the checks")
+	assert.Equal(t, sec(3.05), slots[14], "the next at the next second's start")
+	assert.Equal(t, sec(3.05).Add(gap), slots[15])
 	assert.InDelta(t, 1200, s.PaceAt(sec(3.5)), 1e-9, "the pace a gauge shows: 12 requests of 100 items a second")
 
 	// A refusal ends the schedule: the pace at the window's rate.

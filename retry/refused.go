@@ -38,10 +38,14 @@ import (
 // A bare refusal: see bareCut.
 func (s rateState) Refused(r refusedAnswer) rateState {
 	s.ItemsPerRequest = r.Items
+	if confirmed, ok := s.checkRefused(r); ok {
+		// The window's take reached: the refusal was expected.
+		return confirmed.answeredPending()
+	}
 	if s.WindowTake > 0 {
 		// The schedule was wrong: back to the pace at the window's rate.
 		rate := s.windowRate()
-		s.WindowTake, s.WindowSent, s.Seconds.Take = 0, 0, 0
+		s.WindowTake, s.WindowSent, s.Seconds.Take, s.Check = 0, 0, 0, windowCheck{}
 		s = s.bare(r.At, rate, rate, true)
 	}
 	if r.Bare && !r.Shed {

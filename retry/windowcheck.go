@@ -1,0 +1,93 @@
+// Copyright The otlphttpretry Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package retry
+
+import "time"
+
+// A fixed window's schedule checks itself in its first window: after the
+// take, it sends up to windowChecks+1 more requests into the same window
+// (the checks, windowCheckGap apart, so that the first one's answer comes
+// before the next leaves).
+//
+// A fixed window refuses the request after its take: the first refused
+// check confirms the schedule (the take is what the window accepted), and
+// the checks booked after it are void. A limiter that is no such window (a
+// GCRA shared by a fleet, whose probe at a multiple was accepted by
+// chance) accepts every check: the schedule was wrong, and it ends.
+// Unchecked, such a schedule is never refused, and sent a fleet member its
+// take of five or six requests per 10 s to the end of the load: 83-100 s of
+// delivery where the fleet delivered in 45-55 s (docs/benchmarks.md,
+// "Found after the seventeenth step").
+
+// windowCheck is what the schedule's checks showed so far.
+type windowCheck struct {
+	// On while the schedule is unconfirmed.
+	On bool
+	// At is the window the last accepted request was sent in, Got how
+	// many requests sent in it were accepted.
+	At  time.Time
+	Got int
+}
+
+// checking says whether a schedule's window at the booking of a request
+// allows checks: the schedule is unconfirmed.
+func (s rateState) checking() bool {
+	return s.WindowTake > 0 && s.Check.On
+}
+
+// windowLimit is how many requests a scheduled window books: its take, and
+// the checks while the schedule is unconfirmed.
+func (s rateState) windowLimit() int {
+	if s.checking() {
+		return s.WindowTake + tuning.windowChecks + 1
+	}
+	return s.WindowTake
+}
+
+// checkAccepted counts an acceptance of a request sent at sent while the
+// schedule is unconfirmed: per window (Check.At, Check.Got). A window that
+// accepted more than its take and every check was no fixed window of that
+// take: the schedule ends, the destination is no longer taken for a
+// window (Windowed, PrevRun), and the pace starts slow from what the
+// window accepted.
+func (s rateState) checkAccepted(now, sent time.Time) rateState {
+	c := &s.Check
+	if !s.checking() {
+		return s
+	}
+	w := sent.Truncate(s.windowLen())
+	switch {
+	case w.Before(c.At):
+		return s
+	case w.After(c.At):
+		c.At, c.Got = w, 0
+	}
+	c.Got++
+	if c.Got <= s.WindowTake+tuning.windowChecks {
+		return s
+	}
+	rate := requestsToItems(float64(c.Got)/s.windowLen().Seconds(), s.ItemsPerRequest)
+	s.WindowTake, s.WindowSent, s.Seconds.Take, s.Check = 0, 0, 0, windowCheck{}
+	s.Windowed, s.PrevRun = false, 0
+	return s.restart(now, rate, rateSlowStart)
+}
+
+// checkRefused says whether r, a refusal while the schedule is
+// unconfirmed, confirms it: a bare 429 (not a 502, 503 or 504, nor a
+// quota's) of a request sent in the window whose take was accepted. The
+// window's take becomes what it accepted (a check accepted before shows a
+// take one larger), the schedule is confirmed, the window is full, and the
+// checks booked after this one are void.
+func (s rateState) checkRefused(r refusedAnswer) (rateState, bool) {
+	c := s.Check
+	if !s.checking() || !r.Bare || r.Shed || r.Quota || !r.Sent.Truncate(s.windowLen()).Equal(c.At) || c.Got < s.WindowTake {
+		return s, false
+	}
+	s.WindowTake, s.Check = c.Got, windowCheck{}
+	if s.WindowAt.Equal(c.At) {
+		s.WindowSent = s.WindowTake
+	}
+	s.Epoch++
+	return s, true
+}

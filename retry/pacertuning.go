@@ -303,17 +303,20 @@ type pacerTuning struct {
 	// seventeenth step).
 	secondWindows bool
 	secondTake    float64
-	// windowCheck: a schedule (windowSchedule) checks itself in its first
-	// window (windowcheck.go): up to windowChecks+1 requests past its
-	// take, windowCheckGap apart; the first refused confirms it, and when
-	// all are accepted it ends (a fleet member behind a shared GCRA was
-	// scheduled as a 10 s window and kept its take of five or six per
-	// 10 s to the end of the load). windowChecks 2: a take learned one or
-	// two below the window's (the 1 s window's takes agree within one)
-	// is corrected, not ended; windowCheckGap 100 ms: longer than an
-	// answer takes on the matrix's backends, so that one refused check
-	// costs one refusal. False (a variant only): the seventeenth step's
-	// law.
+	// windowCheck: a 10 s window's schedule (windowSchedule) checks
+	// itself in its first window (windowcheck.go): up to windowChecks+1
+	// requests past its take, windowCheckGap apart; the first refused
+	// confirms it, and when all are accepted it ends (a fleet member
+	// behind a shared GCRA was scheduled as a 10 s window and kept its
+	// take of five or six per 10 s to the end of the load).
+	// windowChecks 2: a take learned one or two below the window's (a
+	// run counted with a request in flight) is corrected, not ended;
+	// windowCheckGap 100 ms: longer than an answer takes on the matrix's
+	// backends, so that one refused check costs one refusal. A window of
+	// a second is not checked: two ends showing the same take started its
+	// schedule, and a check cost the matrix's 1 s window a refusal per
+	// run (one seed of 40 past 5 % refused). False (a variant only): the
+	// seventeenth step's law.
 	windowCheck       bool
 	windowChecks      int
 	windowCheckGap    time.Duration

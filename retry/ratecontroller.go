@@ -317,11 +317,13 @@ func (s rateState) windowRate() float64 {
 
 // startSchedule starts the schedule of a fixed window of length whose
 // current window began at window and takes take requests, at now: the
-// request accepted then counts as the window's first, and the slots booked
-// before are void.
-func (s rateState) startSchedule(now, window time.Time, length time.Duration, take int) rateState {
+// request accepted then counts as the window's first (Accepted counts it
+// for the checks too), and the slots booked before are void. Checked, the
+// schedule is unconfirmed until its first window's checks tell
+// (windowcheck.go).
+func (s rateState) startSchedule(now, window time.Time, length time.Duration, take int, checked bool) rateState {
 	s.WindowTake, s.WindowSent, s.WindowAt, s.WindowLen = take, 1, window, length
-	s.Check = windowCheck{On: tuning.windowCheck, At: window}
+	s.Check = windowCheck{On: checked, At: window}
 	s.Epoch++
 	s.Next = now
 	return s
@@ -452,8 +454,9 @@ func (s rateState) Accepted(now, sent time.Time, items int) rateState {
 	if tuning.windowSchedule && s.Windowed && s.Streak > 0 && s.LastRefusal.Before(sent.Truncate(windowAlign)) &&
 		float64(s.RowStartRun) >= tuning.measuredRequests {
 		// The first request of a window that reset since the row began:
-		// the window takes as many as the run before the row.
-		s = s.startSchedule(now, sent.Truncate(windowAlign), windowAlign, s.RowStartRun)
+		// the window takes as many as the run before the row. One reset
+		// seen shows it: the schedule checks itself (windowCheck).
+		s = s.startSchedule(now, sent.Truncate(windowAlign), windowAlign, s.RowStartRun, tuning.windowCheck)
 	}
 	if s.Streak > 0 {
 		s.PrevRun = 0

@@ -51,8 +51,10 @@ func (s rateState) secondAccepted(now, sent time.Time) rateState {
 			if c.Take > 0 && abs(c.Take-c.Count) <= 1 && s.WindowTake == 0 {
 				// This request is the second's first answered (slots
 				// booked for this second before now were booked at the
-				// pace the refusal cut).
-				s = s.startSchedule(now, second, secondWindow, min(c.Take, c.Count))
+				// pace the refusal cut). Two windows' ends showed the
+				// take: the schedule is not checked (windowCheck), a
+				// check would cost a refusal.
+				s = s.startSchedule(now, second, secondWindow, min(c.Take, c.Count), false)
 			}
 			c.Take = c.Count
 		} else {

@@ -5,10 +5,13 @@ package retry
 
 import "time"
 
-// A fixed window's schedule checks itself in its first window: after the
-// take, it sends up to windowChecks+1 more requests into the same window
-// (the checks, windowCheckGap apart, so that the first one's answer comes
-// before the next leaves).
+// A 10 s window's schedule, started from one reset seen on the clock (a
+// probe accepted just after a multiple of windowAlign), checks itself in
+// its first window: after the take, it sends up to windowChecks+1 more
+// requests into the same window (the checks, windowCheckGap apart, so that
+// the first one's answer comes before the next leaves). A window of a
+// second is scheduled once two of its ends showed the same take
+// (secondwindow.go): that is its check, and it is not checked again.
 //
 // A fixed window refuses the request after its take: the first refused
 // check confirms the schedule (the take is what the window accepted), and
@@ -78,15 +81,22 @@ func (s rateState) checkAccepted(now, sent time.Time) rateState {
 // quota's) of a request sent in the window whose take was accepted. The
 // window's take becomes what it accepted (a check accepted before shows a
 // take one larger), the schedule is confirmed, the window is full, and the
-// checks booked after this one are void.
+// slots booked after this one are void (the checks, and any in a later
+// window, which are booked again).
 func (s rateState) checkRefused(r refusedAnswer) (rateState, bool) {
 	c := s.Check
 	if !s.checking() || !r.Bare || r.Shed || r.Quota || !r.Sent.Truncate(s.windowLen()).Equal(c.At) || c.Got < s.WindowTake {
 		return s, false
 	}
 	s.WindowTake, s.Check = c.Got, windowCheck{}
-	if s.WindowAt.Equal(c.At) {
+	switch {
+	case s.WindowAt.Equal(c.At):
+		// Full: the next request is booked in the next window.
 		s.WindowSent = s.WindowTake
+	case s.WindowAt.After(c.At):
+		// Booked into a later window already: those slots are void too,
+		// and are booked again from its start.
+		s.WindowSent, s.Next = 0, s.WindowAt.Add(windowScheduleSlack)
 	}
 	s.Epoch++
 	return s, true

@@ -152,6 +152,13 @@ var pacerVariants = []pacerVariant{
 	{"secondTake=5", map[string]float64{"secondTake": 5}, true},
 	{"secondTake=8", map[string]float64{"secondTake": 8}, true},
 	{"secondTake=15", map[string]float64{"secondTake": 15}, true},
+	// A 10 s window's schedule checks itself: off (the seventeenth step's
+	// law), the checks past the take, and how far apart they leave.
+	{"windowCheck=0", map[string]float64{"windowCheck": 0}, true},
+	{"windowChecks=0", map[string]float64{"windowChecks": 0}, true},
+	{"windowChecks=4", map[string]float64{"windowChecks": 4}, true},
+	{"windowCheckGap=0.02", map[string]float64{"windowCheckGap": 0.02}, true},
+	{"windowCheckGap=0.5", map[string]float64{"windowCheckGap": 0.5}, true},
 	// The noise floor: values a hair from the default's, which no law
 	// tells apart from it; what they move is chance (the order of
 	// requests the bubble wakes at one instant, the phase of a window).

@@ -96,6 +96,9 @@ var BinomialTail = binomialTail
 // WindowRowStart is windowRowStart.
 func (s RateState) WindowRowStart(r Refusal) time.Time { return s.windowRowStart(r) }
 
+// CheckAnswer is checkAnswer.
+func (s RateState) CheckAnswer(r Refusal) bool { return s.checkAnswer(r) }
+
 // SetTuning runs every pacer with defaultTuning but for the values in set,
 // named as the fields of pacerTuning (durations in seconds), until the
 // function it returns puts the default back: the model's variants of the
@@ -129,6 +132,8 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 			t.windowCheck = v != 0
 		case "windowChecks":
 			t.windowChecks = int(v)
+		case "windowConfirm":
+			t.windowConfirm = int(v)
 		case "windowCheckGap":
 			t.windowCheckGap = seconds(v)
 		case "secondWindows":

@@ -124,7 +124,7 @@ func TestLoopAFixedWindowIsHeldUntilItResets(t *testing.T) {
 // the probe there is accepted, and that shows the window on the clock
 // however long before the multiple the row's last refusal came. From
 // then on each window's take is scheduled and nothing more is refused but
-// the first scheduled window's check (windowCheck);
+// the first scheduled window's two checks (windowCheck);
 // without the rules (the fifteenth step's law) later windows' ends were
 // refused again. (One payload at a time, the last window ends the run
 // either way.)
@@ -145,7 +145,7 @@ func TestLoopAFixedWindowIsProbedAtItsReset(t *testing.T) {
 	}
 	probe, refusedAfter := run()
 	assert.True(t, probe, "the first row's hold ends at the reset")
-	assert.Equal(t, 1, refusedAfter, "once the window is known, only the schedule's check (windowCheck)")
+	assert.Equal(t, 2, refusedAfter, "once the window is known, only the schedule's two refused checks (windowCheck)")
 
 	restore, err := retry.SetTuning(map[string]float64{"windowRowProbes": 0, "windowPastDefault": 0})
 	require.NoError(t, err)
@@ -396,16 +396,20 @@ func TestLoopASecondWindowIsScheduled(t *testing.T) {
 }
 
 // TestLoopAWrongScheduleEnds: a backend that looks like a fixed window of
-// 10 requests per 10 s until its reset at 10 s, and takes everything from
-// then on (as a GCRA shared by a fleet takes a member's requests when its
-// probe at a multiple was accepted by chance): the schedule that the
-// probe at 10 s starts sends its take and its checks, all accepted, and
-// ends (windowCheck); the pace then climbs, and the 100 payloads are
-// delivered within the next window. Unchecked (the seventeenth step's
-// law), the schedule sent 10 per 10 s until the quiet period forgot it.
+// 10 requests per 10 s until its reset at 10 s, and from then on takes
+// everything (as a GCRA shared by a fleet takes a member's requests when
+// its probe at a multiple was accepted by chance), but for one refusal
+// just after the schedule's take when refuseOnce is set (the GCRA refuses
+// a tenth of the fleet's requests): the schedule that the probe at 10 s
+// starts sends its take and its checks, and three accepted end it
+// (windowCheck); the pace then climbs, and the 100 payloads are delivered
+// within the next window. Unchecked (the seventeenth step's law, no
+// refusal), or confirmed by the one refusal (windowConfirm 1, the check's
+// first form), the schedule sent 10 per 10 s until the quiet period forgot
+// it.
 func TestLoopAWrongScheduleEnds(t *testing.T) {
 	const n = 100
-	run := func() (perWindow map[int]int, last time.Duration) {
+	run := func(refuseOnce bool) (perWindow map[int]int, last time.Duration) {
 		policy := defaultPolicy()
 		policy.Pacing = retry.NewDefaultPacingConfig()
 		policy.RetryAfter.Jitter = 0
@@ -417,8 +421,11 @@ func TestLoopAWrongScheduleEnds(t *testing.T) {
 		send := func(context.Context, int) retry.Response {
 			now := clock.Now()
 			s := http.StatusOK
-			if now.Before(t0.Add(10 * time.Second)) {
+			switch {
+			case now.Before(t0.Add(10 * time.Second)):
 				s = lim.Admit(now, limiter.Request{Items: 100}).Status
+			case refuseOnce && perWindow[1] == 10:
+				refuseOnce, s = false, http.StatusTooManyRequests
 			}
 			if s == http.StatusOK {
 				perWindow[int(now.Sub(t0)/(10*time.Second))]++
@@ -431,15 +438,24 @@ func TestLoopAWrongScheduleEnds(t *testing.T) {
 		}
 		return perWindow, last
 	}
-	perWindow, last := run()
-	restore, err := retry.SetTuning(map[string]float64{"windowCheck": 0})
-	require.NoError(t, err)
-	defer restore()
-	perWindowBefore, lastBefore := run()
-	t.Logf("accepted per 10 s window: %v, last answer %v; unchecked: %v, last answer %v", perWindow, last, perWindowBefore, lastBefore)
-	require.Equal(t, 10, perWindowBefore[1], "the law before: the schedule took the probe at 10 s for a window of 10")
-	assert.Equal(t, 10, perWindowBefore[2], "the law before: 10 in the next window too, never refused")
-	assert.Greater(t, perWindow[1], 10+3, "the take and its three checks accepted, then the pace climbed")
-	assert.Less(t, last, 20*time.Second, "delivered within the window after the reset")
-	assert.Greater(t, lastBefore, 60*time.Second, "the law before: 10 per 10 s")
+	for _, refuseOnce := range []bool{false, true} {
+		perWindow, last := run(refuseOnce)
+		t.Logf("refused once after the take %v: accepted per 10 s window %v, last answer %v", refuseOnce, perWindow, last)
+		assert.Greater(t, perWindow[1], 10+3, "the take and three checks accepted, then the pace climbed")
+		assert.Less(t, last, 20*time.Second, "delivered within the window after the reset")
+	}
+	for _, before := range []struct {
+		law        map[string]float64
+		refuseOnce bool
+	}{{map[string]float64{"windowCheck": 0}, false}, {map[string]float64{"windowConfirm": 1}, true}} {
+		law := before.law
+		restore, err := retry.SetTuning(law)
+		require.NoError(t, err)
+		perWindow, last := run(before.refuseOnce)
+		restore()
+		t.Logf("%v, refused once after the take %v: accepted per 10 s window %v, last answer %v", law, before.refuseOnce, perWindow, last)
+		require.Equal(t, 10, perWindow[1], "%v: the schedule took the probe at 10 s for a window of 10", law)
+		assert.Equal(t, 10, perWindow[2], "%v: 10 in the next window too, never refused", law)
+		assert.Greater(t, last, 60*time.Second, "%v: 10 per 10 s", law)
+	}
 }

@@ -329,7 +329,8 @@ type lateFacts struct {
 	Unlearned bool
 	BareStart time.Time
 	// WindowHold: the destination resets at multiples of windowAlign and
-	// this is the first refusal in a row (rateState.WindowHold).
+	// this is the first refusal in a row (rateState.WindowHold), not a
+	// schedule's check (rateState.checkAnswer).
 	WindowHold bool
 	// WindowSeen: the destination was seen to reset at a multiple of
 	// windowAlign on the clock (rateState.Windowed), not only counted.
@@ -353,5 +354,5 @@ func (p *Pacer) lately(r refusedAnswer) lateFacts {
 	if tuning.unlearnedTentative && c == notCrowded {
 		s = s.uncrowdedRefusal(r) // as Refused will leave it
 	}
-	return lateFacts{Accepted: r.Recent > 0, Crowding: c, Unlearned: s.Unlearned(), BareStart: s.BareStart, WindowHold: s.WindowHold(), WindowSeen: s.Windowed, RowStart: s.windowRowStart(r)}
+	return lateFacts{Accepted: r.Recent > 0, Crowding: c, Unlearned: s.Unlearned(), BareStart: s.BareStart, WindowHold: s.WindowHold() && !s.checkAnswer(r), WindowSeen: s.Windowed, RowStart: s.windowRowStart(r)}
 }

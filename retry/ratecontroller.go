@@ -522,7 +522,8 @@ func (s rateState) windowRowStart(r refusedAnswer) time.Time {
 
 // WindowHold says whether a bare 429 at now, the first in a row, is a
 // fixed window's limit reached (Windowed): the destination is held until
-// the window resets (Policy).
+// the window resets (Policy); not when it is a schedule's check
+// (rateState.checkAnswer): the checks after a refused one decide.
 func (s rateState) WindowHold() bool {
 	return tuning.windowHolds && (s.Windowed || s.windowCounted()) && s.Streak == 0
 }

@@ -1010,17 +1010,19 @@ func TestWindowSchedule(t *testing.T) {
 
 	// The probe took one of the window's 50: 49 more leave 25 ms apart
 	// (10 s / (8 × 50)) from now, whatever the pace; then, the schedule
-	// unconfirmed, its three checks (windowCheck), the first 25 ms after
-	// the take and the others 100 ms apart; the next waits for the next
+	// unconfirmed, its four checks (windowCheck: as many as it takes to
+	// accept three or to refuse two in a row), the first 25 ms after the
+	// take and the others 100 ms apart; the next waits for the next
 	// window.
 	now := sec(20.2)
-	s, slots := reserveSlots(s, now, 54)
+	s, slots := reserveSlots(s, now, 55)
 	assert.Equal(t, now, slots[0], "the first at once")
 	assert.Equal(t, now.Add(48*25*time.Millisecond), slots[48], "the window's 49 more, 25 ms apart")
 	assert.Equal(t, now.Add(49*25*time.Millisecond), slots[49], "the first check")
-	assert.Equal(t, []time.Time{slots[49].Add(100 * time.Millisecond), slots[49].Add(200 * time.Millisecond)}, slots[50:52], "the other two, 100 ms apart")
-	assert.Equal(t, sec(30.05), slots[52], "the next at the next window's start")
-	assert.Equal(t, sec(30.075), slots[53])
+	assert.Equal(t, []time.Time{slots[49].Add(100 * time.Millisecond), slots[49].Add(200 * time.Millisecond), slots[49].Add(300 * time.Millisecond)},
+		slots[50:53], "the other three, 100 ms apart")
+	assert.Equal(t, sec(30.05), slots[53], "the next at the next window's start")
+	assert.Equal(t, sec(30.075), slots[54])
 	assert.InDelta(t, 500, s.PaceAt(sec(35)), 1e-9, "the pace a gauge shows: the window's take, 50 requests of 100 items per 10 s")
 
 	// A request left in the next window: the count starts again there.
@@ -1045,15 +1047,18 @@ func TestWindowSchedule(t *testing.T) {
 	assert.Zero(t, accept(held, 1, 20, 0.1).WindowTake, "windowSchedule off")
 }
 
-// TestWindowCheck: a schedule checks itself in its first window
-// (windowCheck). A fixed window refuses the request after its take: that
-// refusal confirms the schedule (no cut, no row, the checks booked after
-// it void), and a check accepted before it shows a take one larger. A
-// window that accepts the take and all three checks is no such window (a
-// shared GCRA): the schedule ends, the destination is no longer taken for
-// a window, and the pace starts slow from what the window accepted. A
-// refusal before the take was accepted ends the schedule as before; with
-// windowCheck off (the seventeenth step's law) nothing is checked.
+// TestWindowCheck: a 10 s window's schedule checks itself in its first
+// window (windowCheck). A fixed window refuses every request after its
+// take: two refused checks in a row confirm the schedule (no cut, no row,
+// no hold, the slots booked after them void), and checks accepted before
+// them show a take that much larger. One refused check alone changes
+// nothing but the count; an accepted one starts it again (a GCRA refuses
+// one now and then). A window that accepts the take and three checks is
+// no such window (a shared GCRA): the schedule ends, the destination is no
+// longer taken for a window, and the pace starts slow from what the window
+// accepted. A refusal before the take was accepted ends the schedule as
+// before; with windowCheck off (the seventeenth step's law) nothing is
+// checked.
 func TestWindowCheck(t *testing.T) {
 	sec, accept, refuse := windowSteps()
 	// As in TestWindowSchedule: a take of 50 scheduled from the probe
@@ -1063,30 +1068,48 @@ func TestWindowCheck(t *testing.T) {
 	require.Equal(t, 50, scheduled.WindowTake)
 	require.True(t, scheduled.Check.On, "unconfirmed")
 
-	confirmed := refuse(accept(scheduled, 49, 20.1, 0.02), 21.4)
-	assert.Equal(t, 50, confirmed.WindowTake, "the window refused the request after its take: confirmed")
+	taken := accept(scheduled, 49, 20.1, 0.02) // the window's 50, the last at 21.08 s
+	check := retry.Refusal{At: sec(21.3), Sent: sec(21.29), Items: 100, Bare: true}
+	assert.True(t, taken.CheckAnswer(check), "a bare 429 after the take: a check's")
+	assert.True(t, taken.WindowHold(), "a window's limit reached")
+	assert.False(t, accept(scheduled, 48, 20.1, 0.02).CheckAnswer(check), "before the take was accepted: no check's")
+	assert.False(t, taken.CheckAnswer(retry.Refusal{At: sec(21.3), Sent: sec(21.29), Items: 100, Bare: true, Shed: true}), "a 503: no check's")
+
+	once := refuse(taken, 21.3)
+	assert.Equal(t, 50, once.WindowTake, "one refused check: the schedule goes on")
+	assert.True(t, once.Check.On)
+	assert.Equal(t, 1, once.Check.Refused)
+	assert.Zero(t, once.Streak, "no row of refusals")
+	assert.Equal(t, taken.Epoch, once.Epoch, "nothing void")
+
+	confirmed := refuse(once, 21.4)
+	assert.Equal(t, 50, confirmed.WindowTake, "two refused in a row: confirmed")
 	assert.False(t, confirmed.Check.On)
 	assert.Zero(t, confirmed.Streak, "no row of refusals")
-	assert.Equal(t, scheduled.Rate(sec(21.4)), confirmed.Rate(sec(21.4)), "no cut")
-	assert.Greater(t, confirmed.Epoch, accept(scheduled, 49, 20.1, 0.02).Epoch, "the checks booked after it void")
+	assert.Equal(t, taken.Rate(sec(21.4)), confirmed.Rate(sec(21.4)), "no cut")
+	assert.Greater(t, confirmed.Epoch, once.Epoch, "the checks booked after them void")
 	_, slots := reserveSlots(confirmed, sec(21.5), 1)
 	assert.Equal(t, sec(30.05), slots[0], "confirmed: no more checks, the next at the next window")
 
-	oneMore := refuse(accept(scheduled, 50, 20.1, 0.02), 21.4)
-	assert.Equal(t, 51, oneMore.WindowTake, "a check accepted, the next refused: the take one larger")
+	oneMore := refuse(accept(taken, 1, 21.2, 0.1), 21.3, 21.4)
+	assert.Equal(t, 51, oneMore.WindowTake, "a check accepted, the next two refused: the take one larger")
 	assert.False(t, oneMore.Check.On)
+	again := refuse(accept(once, 1, 21.35, 0.1), 21.45)
+	assert.True(t, again.Check.On, "refused, accepted, refused: not two in a row")
+	assert.Equal(t, 1, again.Check.Refused)
 
-	wrong := accept(scheduled, 52, 20.1, 0.02)
-	assert.Zero(t, wrong.WindowTake, "the take and all three checks accepted: no window of 50")
+	wrong := accept(taken, 3, 21.2, 0.02)
+	assert.Zero(t, wrong.WindowTake, "the take and three checks accepted: no window of 50")
 	assert.False(t, wrong.Windowed, "no longer taken for a window")
 	assert.False(t, wrong.WindowHold())
 	assert.Equal(t, retry.RateSlowStart, wrong.Mode)
-	assert.InDelta(t, 530, wrong.Rate(sec(21.12)), 1e-6, "from what the window accepted: 53 requests of 100 items per 10 s")
-	assert.Equal(t, 50, accept(scheduled, 51, 20.1, 0.02).WindowTake, "two checks accepted: the third decides")
+	assert.InDelta(t, 530, wrong.Rate(sec(21.24)), 1e-6, "from what the window accepted: 53 requests of 100 items per 10 s")
+	assert.Equal(t, 50, accept(taken, 2, 21.2, 0.02).WindowTake, "two checks accepted: the third decides")
+	assert.Zero(t, accept(refuse(taken, 21.15), 3, 21.2, 0.02).WindowTake, "a check refused, three accepted after it: ended too")
 
 	early := refuse(accept(scheduled, 30, 20.1, 0.02), 21)
 	assert.Zero(t, early.WindowTake, "refused before the take was accepted: the schedule was wrong, as before")
-	assert.Zero(t, refuse(accept(scheduled, 49, 20.1, 0.02), 31).WindowTake,
+	assert.Zero(t, refuse(taken, 31).WindowTake,
 		"a refusal of the first request sent in a later window confirms nothing: the schedule was wrong")
 
 	restore, err := retry.SetTuning(map[string]float64{"windowCheck": 0})

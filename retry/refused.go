@@ -38,9 +38,9 @@ import (
 // A bare refusal: see bareCut.
 func (s rateState) Refused(r refusedAnswer) rateState {
 	s.ItemsPerRequest = r.Items
-	if confirmed, ok := s.checkRefused(r); ok {
-		// The window's take reached: the refusal was expected.
-		return confirmed.answeredPending()
+	if checked, ok := s.checkRefused(r); ok {
+		// A check's refusal: expected of a window whose take was reached.
+		return checked.answeredPending()
 	}
 	if s.WindowTake > 0 {
 		// The schedule was wrong: back to the pace at the window's rate.

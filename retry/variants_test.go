@@ -153,8 +153,11 @@ var pacerVariants = []pacerVariant{
 	{"secondTake=8", map[string]float64{"secondTake": 8}, true},
 	{"secondTake=15", map[string]float64{"secondTake": 15}, true},
 	// A 10 s window's schedule checks itself: off (the seventeenth step's
-	// law), the checks past the take, and how far apart they leave.
+	// law), the refusals in a row that confirm it, the checks accepted
+	// that end it, and how far apart they leave.
 	{"windowCheck=0", map[string]float64{"windowCheck": 0}, true},
+	{"windowConfirm=1", map[string]float64{"windowConfirm": 1}, true},
+	{"windowConfirm=3", map[string]float64{"windowConfirm": 3}, true},
 	{"windowChecks=0", map[string]float64{"windowChecks": 0}, true},
 	{"windowChecks=4", map[string]float64{"windowChecks": 4}, true},
 	{"windowCheckGap=0.02", map[string]float64{"windowCheckGap": 0.02}, true},

@@ -139,8 +139,11 @@ type rateState struct {
 	StreakStart time.Time
 	// Windowed is set when the last row of two or more bare 429s that an
 	// acceptance ended was a fixed window that reset at a multiple of
-	// windowAlign on the clock (Accepted).
-	Windowed bool
+	// windowAlign on the clock (Accepted). WindowProbed is set when only a
+	// probe the exporter timed to the multiple (a window hold's, a row's)
+	// showed it, which any limiter with room accepts: a schedule started
+	// from it checks itself (windowcheck.go); cleared once one confirms it.
+	Windowed, WindowProbed bool
 	// Run counts the requests accepted since the last row of bare 429s
 	// ended; RowStartRun is what Run was when the current (or last) row
 	// began, RowWindow whether that row's first refusal held the
@@ -442,7 +445,7 @@ func (s rateState) Accepted(now, sent time.Time, items int) rateState {
 	s.ItemsPerRequest = items
 	switch {
 	case s.Streak >= 2:
-		s.Windowed = s.windowReset(sent)
+		s.Windowed, s.WindowProbed = s.windowReset(sent)
 	case s.Streak == 1 && s.RowWindow && !s.Windowed:
 		// A window hold its runs began, ended by a request accepted just
 		// after the multiple it waited for: the window resets there. (When
@@ -450,13 +453,15 @@ func (s rateState) Accepted(now, sent time.Time, items int) rateState {
 		// request accepted before the next multiple shows no reset.)
 		b := sent.Truncate(windowAlign)
 		s.Windowed = s.LastRefusal.Before(b) && sent.Sub(b) <= tuning.windowSlack
+		s.WindowProbed = s.Windowed
 	}
 	if tuning.windowSchedule && s.Windowed && s.Streak > 0 && s.LastRefusal.Before(sent.Truncate(windowAlign)) &&
 		float64(s.RowStartRun) >= tuning.measuredRequests {
 		// The first request of a window that reset since the row began:
-		// the window takes as many as the run before the row. One reset
-		// seen shows it: the schedule checks itself (windowCheck).
-		s = s.startSchedule(now, sent.Truncate(windowAlign), windowAlign, s.RowStartRun, tuning.windowCheck)
+		// the window takes as many as the run before the row. Seen only
+		// by a probe timed to the multiple, the schedule checks itself
+		// (windowCheck).
+		s = s.startSchedule(now, sent.Truncate(windowAlign), windowAlign, s.RowStartRun, tuning.windowCheck && s.WindowProbed)
 	}
 	if s.Streak > 0 {
 		s.PrevRun = 0
@@ -490,13 +495,16 @@ func (s rateState) Accepted(now, sent time.Time, items int) rateState {
 // it), and the request left at most windowSlack after it. (A bucket
 // refills at any time: it seldom refuses everything for seconds and takes
 // requests again just after such a multiple, and a row it ends elsewhere
-// clears Windowed.)
-func (s rateState) windowReset(sent time.Time) bool {
+// clears Windowed.) probed says the reset was seen only by such a probe:
+// the last refusal came earlier, and any limiter with room accepts a
+// probe when it comes (rateState.WindowProbed).
+func (s rateState) windowReset(sent time.Time) (reset, probed bool) {
 	b := sent.Truncate(windowAlign)
-	lastClose := b.Sub(s.LastRefusal) <= tuning.windowLastRefusal ||
-		(tuning.windowRowProbes && float64(s.RowStartRun) >= tuning.measuredRequests)
-	return s.LastRefusal.Before(b) && sent.Sub(b) <= tuning.windowSlack &&
-		lastClose && b.Sub(s.StreakStart) >= tuning.windowClosed
+	refusedClose := b.Sub(s.LastRefusal) <= tuning.windowLastRefusal
+	rowProbed := tuning.windowRowProbes && float64(s.RowStartRun) >= tuning.measuredRequests
+	reset = s.LastRefusal.Before(b) && sent.Sub(b) <= tuning.windowSlack &&
+		(refusedClose || rowProbed) && b.Sub(s.StreakStart) >= tuning.windowClosed
+	return reset, reset && !refusedClose
 }
 
 // windowRowStart is when the row of bare 429s that r, a bare refusal not

@@ -1047,8 +1047,10 @@ func TestWindowSchedule(t *testing.T) {
 	assert.Zero(t, accept(held, 1, 20, 0.1).WindowTake, "windowSchedule off")
 }
 
-// TestWindowCheck: a 10 s window's schedule checks itself in its first
-// window (windowCheck). A fixed window refuses every request after its
+// TestWindowCheck: a 10 s window's schedule that only a probe timed to the
+// multiple showed (WindowProbed) checks itself in its first window
+// (windowCheck); one the backend's own refusals up to the multiple showed
+// does not. A fixed window refuses every request after its
 // take: two refused checks in a row confirm the schedule (no cut, no row,
 // no hold, the slots booked after them void), and checks accepted before
 // them show a take that much larger. One refused check alone changes
@@ -1066,7 +1068,18 @@ func TestWindowCheck(t *testing.T) {
 	window := accept(refuse(refuse(refuse(refuse(accept(retry.RateState{}, 50, 0, 0.1), 5), 5.1), 5.3), 5.9), 1, 7.5, 0.1)
 	scheduled := accept(refuse(accept(window, 49, 7.6, 0.1), 12.5), 1, 20, 0.1)
 	require.Equal(t, 50, scheduled.WindowTake)
+	require.True(t, scheduled.WindowProbed, "the reset seen only by the hold's probe, timed to the multiple")
 	require.True(t, scheduled.Check.On, "unconfirmed")
+
+	// A reset the backend showed itself: a run of 50 from 10 s, refused
+	// from 15 s to 19.6 s, accepted again at 20.1 s: scheduled unchecked.
+	direct := accept(refuse(accept(retry.RateState{}, 50, 10, 0.1), 15, 16, 17.5, 19.6), 1, 20.1, 0.1)
+	require.Equal(t, 50, direct.WindowTake)
+	assert.True(t, direct.Windowed)
+	assert.False(t, direct.WindowProbed, "the last refusal 0.4 s before the multiple")
+	assert.False(t, direct.Check.On, "shown by the backend's own refusals: no checks")
+	_, slots := reserveSlots(direct, sec(20.2), 50)
+	assert.Equal(t, sec(30.05), slots[49], "the 50th at the next window")
 
 	taken := accept(scheduled, 49, 20.1, 0.02) // the window's 50, the last at 21.08 s
 	check := retry.Refusal{At: sec(21.3), Sent: sec(21.29), Items: 100, Bare: true}
@@ -1088,8 +1101,9 @@ func TestWindowCheck(t *testing.T) {
 	assert.Zero(t, confirmed.Streak, "no row of refusals")
 	assert.Equal(t, taken.Rate(sec(21.4)), confirmed.Rate(sec(21.4)), "no cut")
 	assert.Greater(t, confirmed.Epoch, once.Epoch, "the checks booked after them void")
-	_, slots := reserveSlots(confirmed, sec(21.5), 1)
+	_, slots = reserveSlots(confirmed, sec(21.5), 1)
 	assert.Equal(t, sec(30.05), slots[0], "confirmed: no more checks, the next at the next window")
+	assert.False(t, confirmed.WindowProbed, "confirmed: a later schedule is not checked")
 
 	oneMore := refuse(accept(taken, 1, 21.2, 0.1), 21.3, 21.4)
 	assert.Equal(t, 51, oneMore.WindowTake, "a check accepted, the next two refused: the take one larger")
@@ -1101,6 +1115,7 @@ func TestWindowCheck(t *testing.T) {
 	wrong := accept(taken, 3, 21.2, 0.02)
 	assert.Zero(t, wrong.WindowTake, "the take and three checks accepted: no window of 50")
 	assert.False(t, wrong.Windowed, "no longer taken for a window")
+	assert.False(t, wrong.WindowProbed)
 	assert.False(t, wrong.WindowHold())
 	assert.Equal(t, retry.RateSlowStart, wrong.Mode)
 	assert.InDelta(t, 530, wrong.Rate(sec(21.24)), 1e-6, "from what the window accepted: 53 requests of 100 items per 10 s")

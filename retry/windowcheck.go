@@ -5,13 +5,15 @@ package retry
 
 import "time"
 
-// A 10 s window's schedule, started from one reset seen on the clock (a
-// probe accepted just after a multiple of windowAlign), checks itself in
+// A 10 s window's schedule started from a reset that only a probe showed
+// (rateState.WindowProbed: the exporter timed the probe to a multiple of
+// windowAlign, and any limiter with room accepts it then) checks itself in
 // its first window: after the take, it sends more requests into the same
 // window (the checks, windowCheckGap apart, so that one's answer comes
-// before the next leaves). A window of a second is scheduled once two of
-// its ends showed the same take (secondwindow.go): that is its check, and
-// it is not checked again.
+// before the next leaves). A reset the backend showed itself (refusing up
+// to the multiple, accepting just after it) is not checked, nor a window
+// of a second, scheduled once two of its ends showed the same take
+// (secondwindow.go).
 //
 // A fixed window refuses every request after its take until it resets:
 // windowConfirm checks refused in a row confirm the schedule (the take is
@@ -80,7 +82,7 @@ func (s rateState) checkAccepted(now, sent time.Time) rateState {
 	}
 	rate := requestsToItems(float64(c.Got)/s.windowLen().Seconds(), s.ItemsPerRequest)
 	s.WindowTake, s.WindowSent, s.Seconds.Take, s.Check = 0, 0, 0, windowCheck{}
-	s.Windowed, s.PrevRun = false, 0
+	s.Windowed, s.WindowProbed, s.PrevRun = false, false, 0
 	return s.restart(now, rate, rateSlowStart)
 }
 
@@ -109,7 +111,7 @@ func (s rateState) checkRefused(r refusedAnswer) (rateState, bool) {
 		return s, true
 	}
 	at := c.At
-	s.WindowTake, s.Check = c.Got, windowCheck{}
+	s.WindowTake, s.Check, s.WindowProbed = c.Got, windowCheck{}, false
 	switch {
 	case s.WindowAt.Equal(at):
 		// Full: the next request is booked in the next window.

@@ -321,10 +321,11 @@ type pacerTuning struct {
 	// checked: two ends showing the same take started its schedule, and
 	// a check cost the matrix's 1 s window a refusal per run (one seed of
 	// 40 past 5 % refused); nor one the backend's own refusals up to the
-	// multiple showed: checked too, the matrix's 10 s window had a seed in
-	// four past 5 % refused in the model (at every seed: one in eight),
-	// and one run of three in the real matrix. False (a variant only):
-	// the seventeenth step's law.
+	// multiple showed: checked too, 9 of the model's 40 seeds of the
+	// matrix's 10 s window went past 5 % refused (5 checking only the
+	// probed, 1 unchecked), and one run of three in the real matrix
+	// (docs/benchmarks.md, eighteenth step). False (a variant only): the
+	// seventeenth step's law.
 	windowCheck       bool
 	windowChecks      int
 	windowConfirm     int

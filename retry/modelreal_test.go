@@ -18,15 +18,17 @@ import (
 
 // realMatrices are the stored real runs of the matrix since the two start
 // fixes: the one the README's and the docs' figures come from (after the
-// seventeenth step's window of a second, a1b748e), the first run of that
-// step (ae3cec4, whose schedule's first second was short), the sixteenth
-// step's (the probe of a window's row), the one after the quota tracker's
-// change of 8060757, the fifteenth step's, and the three before it. Their
-// law differs from this one only where a fixed window is found by its runs
-// (fourteenth step), scheduled (fifteenth), probed at its reset
-// (sixteenth) or learned from the clock's seconds (seventeenth): the 10 s
-// window's runs of all but the sixteenth step's and the newest, and the
-// 1 s window's of all but the newest, are left out (except). The RateLimit
+// eighteenth step's window check, ee462a3), that step's first matrix
+// (every 10 s schedule checked, 82208fa), the seventeenth step's (the
+// window of a second, a1b748e) and its first run (ae3cec4, whose
+// schedule's first second was short), the sixteenth step's (the probe of a
+// window's row), the one after the quota tracker's change of 8060757, the
+// fifteenth step's, and the three before it. Their law differs from this
+// one only where a fixed window is found by its runs (fourteenth step),
+// scheduled (fifteenth), probed at its reset (sixteenth), learned from the
+// clock's seconds (seventeenth) or its schedule checked (eighteenth): the
+// 10 s window's runs of all but the newest, and the 1 s window's of all
+// but the newest three, are left out (except). The RateLimit
 // sliding window's runs of the fifteenth step's and those before are left
 // out too: their quota tracker polled every 50 ms for the answer to the
 // first request after a reset, and counted a window short when an older
@@ -39,8 +41,10 @@ var realMatrices = []struct {
 	only   []string // the cells the file holds, when not the whole matrix
 }{
 	{"../docs/scenariobench-matrix.json", nil, nil},
-	{"../docs/scenariobench-matrix-second-windows-first.json", []string{w1s}, nil},
-	{"../docs/scenariobench-matrix-row-probes.json", []string{w1s}, nil},
+	{"../docs/scenariobench-matrix-confirm-twice.json", []string{w10s}, nil},
+	{"../docs/scenariobench-matrix-second-windows.json", []string{w10s}, nil},
+	{"../docs/scenariobench-matrix-second-windows-first.json", []string{w10s, w1s}, nil},
+	{"../docs/scenariobench-matrix-row-probes.json", []string{w10s, w1s}, nil},
 	{"../docs/scenariobench-matrix-quota-answers.json", []string{w10s, w1s}, nil},
 	{"../docs/scenariobench-matrix-window-schedule.json", []string{w10s, w1s, "sliding-window-1s/ratelimit/50rps/50"}, nil},
 	{"../docs/scenariobench-matrix-window-counts.json", []string{w10s, w1s, "sliding-window-1s/ratelimit/50rps/50"}, nil},

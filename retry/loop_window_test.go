@@ -24,13 +24,7 @@ import (
 // t0) and statuses, and the attempts' events.
 func windowRunAt(t *testing.T, phase time.Duration, observe ...func(*retry.Pacer)) (at []time.Duration, status []int, attempts []retry.Event) {
 	t.Helper()
-	policy := defaultPolicy()
-	policy.Pacing = retry.NewDefaultPacingConfig()
-	policy.RetryAfter.Jitter = 0
-	clock := retrytest.NewAutoClock(t0.Add(phase))
-	h := newHarness(clock, policy, 0)
-	lim, err := limiter.New(limiter.Spec{Kind: limiter.FixedWindow, Limit: 10, Window: 10 * time.Second, Hint: limiter.HintNone})
-	require.NoError(t, err)
+	h, clock, lim := windowHarness(t, phase)
 	send := func(context.Context, int) retry.Response {
 		now := clock.Now()
 		for _, o := range observe {
@@ -44,6 +38,20 @@ func windowRunAt(t *testing.T, phase time.Duration, observe ...func(*retry.Pacer
 		require.Equal(t, retry.Delivered, h.loop.RunItems(context.Background(), 100, send).Kind)
 	}
 	return at, status, h.events.of(retry.EventAttempt)
+}
+
+// windowHarness is a loop with pacing on and no jitter, its clock starting
+// phase into a window, and a fixed window of 10 requests per 10 s without
+// hints (the windows on the multiples of 10 s since t0).
+func windowHarness(t *testing.T, phase time.Duration) (*harness, *retrytest.Clock, *limiter.Limiter) {
+	t.Helper()
+	policy := defaultPolicy()
+	policy.Pacing = retry.NewDefaultPacingConfig()
+	policy.RetryAfter.Jitter = 0
+	clock := retrytest.NewAutoClock(t0.Add(phase))
+	lim, err := limiter.New(limiter.Spec{Kind: limiter.FixedWindow, Limit: 10, Window: 10 * time.Second, Hint: limiter.HintNone})
+	require.NoError(t, err)
+	return newHarness(clock, policy, 0), clock, lim
 }
 
 // windowPhase is where windowRun starts in a window: a phase at which a
@@ -410,13 +418,7 @@ func TestLoopASecondWindowIsScheduled(t *testing.T) {
 func TestLoopAWrongScheduleEnds(t *testing.T) {
 	const n = 100
 	run := func(refuseOnce bool) (perWindow map[int]int, last time.Duration) {
-		policy := defaultPolicy()
-		policy.Pacing = retry.NewDefaultPacingConfig()
-		policy.RetryAfter.Jitter = 0
-		clock := retrytest.NewAutoClock(t0.Add(windowPhase))
-		h := newHarness(clock, policy, 0)
-		lim, err := limiter.New(limiter.Spec{Kind: limiter.FixedWindow, Limit: 10, Window: 10 * time.Second, Hint: limiter.HintNone})
-		require.NoError(t, err)
+		h, clock, lim := windowHarness(t, windowPhase)
 		perWindow = map[int]int{}
 		send := func(context.Context, int) retry.Response {
 			now := clock.Now()

@@ -332,6 +332,13 @@ func (s rateState) startSchedule(now, window time.Time, length time.Duration, ta
 	return s
 }
 
+// endSchedule ends a window's schedule (and its checks); the window's
+// take learned from the clock's seconds is forgotten with it.
+func (s rateState) endSchedule() rateState {
+	s.WindowTake, s.WindowSent, s.Seconds.Take, s.Check = 0, 0, 0, windowCheck{}
+	return s
+}
+
 // windowLen is the scheduled window's length.
 func (s rateState) windowLen() time.Duration {
 	if s.WindowLen > 0 {

@@ -45,8 +45,7 @@ func (s rateState) Refused(r refusedAnswer) rateState {
 	if s.WindowTake > 0 {
 		// The schedule was wrong: back to the pace at the window's rate.
 		rate := s.windowRate()
-		s.WindowTake, s.WindowSent, s.Seconds.Take, s.Check = 0, 0, 0, windowCheck{}
-		s = s.bare(r.At, rate, rate, true)
+		s = s.endSchedule().bare(r.At, rate, rate, true)
 	}
 	if r.Bare && !r.Shed {
 		if r.Sent.After(s.LastRefusal) && !r.Quota {

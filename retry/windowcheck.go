@@ -41,8 +41,7 @@ type windowCheck struct {
 	Got, Refused int
 }
 
-// checking says whether a schedule's window at the booking of a request
-// allows checks: the schedule is unconfirmed.
+// checking says whether a schedule runs and is unconfirmed.
 func (s rateState) checking() bool {
 	return s.WindowTake > 0 && s.Check.On
 }
@@ -81,7 +80,7 @@ func (s rateState) checkAccepted(now, sent time.Time) rateState {
 		return s
 	}
 	rate := requestsToItems(float64(c.Got)/s.windowLen().Seconds(), s.ItemsPerRequest)
-	s.WindowTake, s.WindowSent, s.Seconds.Take, s.Check = 0, 0, 0, windowCheck{}
+	s = s.endSchedule()
 	s.Windowed, s.WindowProbed, s.PrevRun = false, false, 0
 	return s.restart(now, rate, rateSlowStart)
 }
@@ -96,11 +95,11 @@ func (s rateState) checkAnswer(r refusedAnswer) bool {
 
 // checkRefused learns from r when it is a check's refusal (checkAnswer),
 // and says whether it was. Such a refusal changes nothing but the count
-// of checks refused in a row; the
-// windowConfirm-th confirms the schedule: the window's take becomes what
-// it accepted (checks accepted before show a take that much larger), the
-// window is full, and the slots booked after this one are void (the
-// checks, and any in a later window, which are booked again).
+// of checks refused in a row; the windowConfirm-th confirms the schedule:
+// the window's take becomes what it accepted (checks accepted before show
+// a take that much larger), the window is full, and the slots booked
+// after this one are void (the checks, and any in a later window, which
+// are booked again).
 func (s rateState) checkRefused(r refusedAnswer) (rateState, bool) {
 	if !s.checkAnswer(r) {
 		return s, false

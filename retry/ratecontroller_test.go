@@ -1052,7 +1052,8 @@ func TestWindowSchedule(t *testing.T) {
 // (windowCheck); one the backend's own refusals up to the multiple showed
 // does not. A fixed window refuses every request after its
 // take: two refused checks in a row confirm the schedule (no cut, no row,
-// no hold, the slots booked after them void), and checks accepted before
+// no hold, the slots booked after them void, those in a later window
+// booked again from its start), and checks accepted before
 // them show a take that much larger. One refused check alone changes
 // nothing but the count; an accepted one starts it again (a GCRA refuses
 // one now and then). A window that accepts the take and three checks is
@@ -1104,6 +1105,16 @@ func TestWindowCheck(t *testing.T) {
 	_, slots = reserveSlots(confirmed, sec(21.5), 1)
 	assert.Equal(t, sec(30.05), slots[0], "confirmed: no more checks, the next at the next window")
 	assert.False(t, confirmed.WindowProbed, "confirmed: a later schedule is not checked")
+
+	// Slots already booked into the next window when the confirmation
+	// comes are void with the checks: that window is booked again from its
+	// start, its whole take.
+	ahead, _ := reserveSlots(taken, sec(21.1), 60) // the window's 53 more, then 7 from 30 s
+	require.Equal(t, sec(30), ahead.WindowAt)
+	_, slots = reserveSlots(refuse(ahead, 21.3, 21.4), sec(21.5), 51)
+	assert.Equal(t, sec(30.05), slots[0], "booked again from the next window's start")
+	assert.True(t, slots[49].Before(sec(40)), "the next window's whole take")
+	assert.Equal(t, sec(40.05), slots[50], "then the window after it")
 
 	oneMore := refuse(accept(taken, 1, 21.2, 0.1), 21.3, 21.4)
 	assert.Equal(t, 51, oneMore.WindowTake, "a check accepted, the next two refused: the take one larger")

@@ -194,7 +194,7 @@ func (l *Limiter) gcra(now time.Time) (bool, time.Duration) {
 }
 
 func (l *Limiter) fixed(now time.Time) (bool, time.Duration) {
-	if start := now.Truncate(l.spec.Window); !start.Equal(l.window) {
+	if start := l.spec.WindowStart(now); !start.Equal(l.window) {
 		l.window, l.count = start, 0
 	}
 	if l.count < l.spec.Limit {
@@ -251,10 +251,10 @@ func (l *Limiter) rateLimit(now time.Time) http.Header {
 	case FixedWindow:
 		quota, window = float64(s.Limit), s.Window
 		left = float64(s.Limit)
-		if now.Truncate(s.Window).Equal(l.window) {
+		if s.WindowStart(now).Equal(l.window) {
 			left -= float64(l.count)
 		}
-		reset = now.Truncate(s.Window).Add(s.Window).Sub(now)
+		reset = s.WindowStart(now).Add(s.Window).Sub(now)
 	case SlidingWindow:
 		l.trim(now)
 		quota, window, left = float64(s.Limit), s.Window, float64(s.Limit-len(l.log))

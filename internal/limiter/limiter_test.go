@@ -146,6 +146,16 @@ func TestAdmit(t *testing.T) {
 			},
 		},
 		{
+			// Its windows start 300 ms past the clock's seconds: the
+			// request at 1.0 s is still in the window that began at 0.3 s.
+			name: "fixed window of 1 s off the clock's seconds by 300 ms",
+			spec: Spec{Kind: FixedWindow, Hint: HintRetryAfter, Limit: 2, Window: time.Second, Offset: 300 * ms},
+			steps: []step{
+				ok(900 * ms), ok(950 * ms), refused(1000*ms, "1"), refused(1299*ms, "1"),
+				ok(1300 * ms), ok(2000 * ms), refused(2299*ms, "1"), ok(2300 * ms),
+			},
+		},
+		{
 			name: "fixed window of 10 s, RateLimit fields",
 			spec: Spec{Kind: FixedWindow, Hint: HintRateLimit, Limit: 2, Window: 10 * time.Second},
 			steps: []step{
@@ -345,6 +355,10 @@ func TestValidate(t *testing.T) {
 		{Spec{Kind: Shed, Hint: HintNone, Share: 0.6}, "shed share 0.6 must be above 0 and at most 0.5"},
 		{Spec{Kind: Sporadic, Hint: HintNone, Share: 1}, "sporadic share 1 must be above 0 and below 1"},
 		{Spec{Kind: GCRA, Hint: HintNone, Rate: 1, Share: 0.1}, "refuses no random share"},
+		{Spec{Kind: FixedWindow, Hint: HintNone, Limit: 5, Window: time.Second, Offset: 999 * time.Millisecond}, ""},
+		{Spec{Kind: FixedWindow, Hint: HintNone, Limit: 5, Window: time.Second, Offset: time.Second}, "offset 1s must be at least 0 and below its window 1s"},
+		{Spec{Kind: FixedWindow, Hint: HintNone, Limit: 5, Window: time.Second, Offset: -time.Millisecond}, "offset -1ms must be at least 0"},
+		{Spec{Kind: SlidingWindow, Hint: HintNone, Limit: 5, Window: time.Second, Offset: time.Millisecond}, "sliding-window limiter has no window offset"},
 	} {
 		err := tc.spec.Validate()
 		_, newErr := New(tc.spec)
@@ -373,6 +387,7 @@ func TestString(t *testing.T) {
 		{Spec{Kind: GCRA, Hint: HintNone, Rate: 10, Burst: 2}, "GCRA of 10 requests/s (burst 2), bare 429"},
 		{Spec{Kind: TokenBytes, Hint: HintRateLimit, Rate: 15e6, Burst: 30e6}, "token bucket of 15000000 bytes/s (burst 30000000), RateLimit fields"},
 		{Spec{Kind: FixedWindow, Hint: HintRetryAfter, Limit: 50, Window: 10 * time.Second}, "fixed window of 50 requests per 10s, Retry-After"},
+		{Spec{Kind: FixedWindow, Hint: HintNone, Limit: 20, Window: time.Second, Offset: 300 * time.Millisecond}, "fixed window of 20 requests per 1s (starting 300ms past the clock's multiples), bare 429"},
 		{Spec{Kind: Shed, Hint: HintNone, Share: 0.5}, "load shedding: 50% of requests answered 503, no Retry-After"},
 		{Spec{Kind: Sporadic, Hint: HintNone, Share: 0.05}, "no limit, 5% of requests refused at random, bare 429"},
 		{Spec{Kind: Unlimited, Hint: HintNone}, "no limit"},

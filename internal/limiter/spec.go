@@ -48,8 +48,8 @@ const (
 	// arrival time is at most the tolerance ahead of now.
 	GCRA Kind = "gcra"
 	// FixedWindow accepts Limit requests per Window, the windows aligned to
-	// the clock (multiples of Window since the Unix epoch), the count
-	// starting afresh in each.
+	// the clock (multiples of Window since the Unix epoch, moved by Offset),
+	// the count starting afresh in each.
 	FixedWindow Kind = "fixed-window"
 	// SlidingWindow accepts a request when fewer than Limit were accepted
 	// in the Window before it (a sliding log: exact, no estimate from the
@@ -108,6 +108,11 @@ type Spec struct {
 	Limit int
 	// Window is the window of FixedWindow and SlidingWindow.
 	Window time.Duration
+	// Offset moves FixedWindow's windows that far past the multiples of
+	// Window on the clock, in [0, Window): a limiter whose clock is off
+	// from the sender's, or one that starts its windows where it pleases
+	// (at a key's first request, say). 0: at the multiples.
+	Offset time.Duration
 	// Share is the share of requests Sporadic refuses and Shed answers
 	// with 503, in (0, 1) and (0, 0.5].
 	Share float64
@@ -153,6 +158,12 @@ func (s Spec) Validate() error {
 		errs = append(errs, fmt.Errorf("limiter: %s window %s must be positive", s.Kind, s.Window))
 	case !window && s.Window != 0:
 		errs = append(errs, fmt.Errorf("limiter: the %s limiter has no window (%s): leave it 0", s.Kind, s.Window))
+	}
+	switch {
+	case s.Kind == FixedWindow && (s.Offset < 0 || s.Window > 0 && s.Offset >= s.Window):
+		errs = append(errs, fmt.Errorf("limiter: fixed-window offset %s must be at least 0 and below its window %s", s.Offset, s.Window))
+	case s.Kind != FixedWindow && s.Offset != 0:
+		errs = append(errs, fmt.Errorf("limiter: the %s limiter has no window offset (%s): leave it 0", s.Kind, s.Offset))
 	}
 	switch {
 	case s.Kind == Sporadic && !(s.Share > 0 && s.Share < 1):
@@ -252,6 +263,9 @@ func (s Spec) String() string {
 		fmt.Fprintf(&b, "GCRA of %s requests/s (burst %s)", num(s.Rate), num(s.burst()))
 	case FixedWindow:
 		fmt.Fprintf(&b, "fixed window of %d requests per %s", s.Limit, s.Window)
+		if s.Offset != 0 {
+			fmt.Fprintf(&b, " (starting %s past the clock's multiples)", s.Offset)
+		}
 	case SlidingWindow:
 		fmt.Fprintf(&b, "sliding window of %d requests per %s", s.Limit, s.Window)
 	case InFlight:
@@ -283,4 +297,10 @@ func num(v float64) string {
 		return fmt.Sprintf("%d", int64(v))
 	}
 	return fmt.Sprintf("%.3g", v)
+}
+
+// WindowStart is the start of FixedWindow's window that holds t: the
+// multiple of Window at or before t, moved by Offset.
+func (s Spec) WindowStart(t time.Time) time.Time {
+	return t.Add(-s.Offset).Truncate(s.Window).Add(s.Offset)
 }

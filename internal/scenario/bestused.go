@@ -44,7 +44,7 @@ func (c Cell) BestUsed(start time.Time) (used float64, ok bool) {
 	for _, at := range offers {
 		now = maxTime(now, at)
 		for !lim.Admit(now, limiter.Request{Items: c.Batch}).Accepted() {
-			now = now.Truncate(w).Add(w)
+			now = c.Limiter.WindowStart(now).Add(w)
 		}
 		served = append(served, limiter.Served{Arrival: now, Done: now, Accepted: true})
 	}

@@ -212,11 +212,13 @@ func LongCells() []Cell {
 // extraPrefix names a cell of ExtraCells.
 const extraPrefix = "x-"
 
-// ExtraCells are eleven cells between the matrix's corners that bound the
+// ExtraCells are thirteen cells between the matrix's corners that bound the
 // space further: a GCRA at 5 and 10 requests a second without a hint and
 // with Retry-After, the quota of issue 7 (a token bucket of 4 requests a
 // second of 500 spans, for 20 s) with each hint, a sliding window without
-// a hint, a 1 s fixed window at 50 requests a second; and the three cells
+// a hint, a 1 s fixed window at 50 requests a second; the matrix's two
+// fixed windows with their windows off the clock's multiples (withOffset:
+// the 10 s one 2.5 s past them, the 1 s one 300 ms); and the three cells
 // with RateLimit headers with a backend that answers accepted requests
 // after 20 ms (withLatency), as one across a network does, where the
 // matrix's answer at once on loopback. They are not in the matrix (the
@@ -238,6 +240,8 @@ func ExtraCells() []Cell {
 		x(limited(limiter.TokenItems, limiter.HintNone, 4, 500, 10*time.Second)),
 		x(windowed(limiter.SlidingWindow, limiter.HintNone, time.Second, 10, 200, d)),
 		x(windowed(limiter.FixedWindow, limiter.HintNone, time.Second, 50, 50, d)),
+		x(withOffset(windowed(limiter.FixedWindow, limiter.HintNone, 10*time.Second, 5, 1000, 12*time.Second), 2500*time.Millisecond)),
+		x(withOffset(windowed(limiter.FixedWindow, limiter.HintNone, time.Second, 20, 500, d), 300*time.Millisecond)),
 		x(withLatency(limited(limiter.GCRA, limiter.HintRateLimit, 20, 200, d), extraLatency)),
 		x(withLatency(windowed(limiter.SlidingWindow, limiter.HintRateLimit, time.Second, 50, 50, d), extraLatency)),
 		x(withLatency(limited(limiter.TokenItems, limiter.HintRateLimit, 4, 500, 20*time.Second), extraLatency)),
@@ -253,6 +257,16 @@ const extraLatency = 20 * time.Millisecond
 func withLatency(c Cell, latency time.Duration) Cell {
 	c.Latency = latency
 	c.Name = fmt.Sprintf("%s/%s", c.Name, latency)
+	return c
+}
+
+// withOffset is c, a fixed window, with its windows starting offset past
+// the clock's multiples (limiter.Spec.Offset), named after it
+// (".../off2.5s"): a limiter whose clock is off from the exporter's, or
+// one that starts its windows where it pleases.
+func withOffset(c Cell, offset time.Duration) Cell {
+	c.Limiter.Offset = offset
+	c.Name = fmt.Sprintf("%s/off%s", c.Name, offset)
 	return c
 }
 

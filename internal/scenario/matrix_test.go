@@ -107,7 +107,7 @@ func TestLongCells(t *testing.T) {
 // matrix, and each has a limit, offered twice.
 func TestExtraCells(t *testing.T) {
 	extra := ExtraCells()
-	require.Len(t, extra, 11)
+	require.Len(t, extra, 13)
 	inMatrix := map[string]bool{}
 	for _, c := range MatrixCells() {
 		inMatrix[c.Name] = true
@@ -130,6 +130,12 @@ func TestExtraCells(t *testing.T) {
 	plain, ok := CellByName("sliding-window-1s/ratelimit/50rps/50")
 	require.True(t, ok)
 	assert.Equal(t, plain.Limiter, c.Limiter, "the matrix's cell, with a latency")
+	c, ok = CellByName("x-fixed-window-10s/none/5rps/1000/off2.5s")
+	require.True(t, ok)
+	plain, ok = CellByName("fixed-window-10s/none/5rps/1000")
+	require.True(t, ok)
+	plain.Limiter.Offset = 2500 * time.Millisecond
+	assert.Equal(t, plain.Limiter, c.Limiter, "the matrix's cell, its windows 2.5 s past the multiples")
 	c, ok = CellByName("x-gcra/retry-after/10rps/500")
 	require.True(t, ok)
 	assert.Equal(t, limiter.Spec{Kind: limiter.GCRA, Hint: limiter.HintRetryAfter, Rate: 10, Burst: 2, Seed: 1}, c.Limiter)
@@ -197,6 +203,16 @@ func TestBestUsedOfARun(t *testing.T) {
 	require.NotNil(t, best)
 	assert.InDelta(t, 0.828, *best, 0.0005)
 	assert.Nil(t, bestUsed(&c, nil))
+	// The same window 2.5 s past the multiples: a first request 2.5 s
+	// into the clock's window comes at its window's start, as at 0.
+	off, ok := CellByName("x-fixed-window-10s/none/5rps/1000/off2.5s")
+	require.True(t, ok)
+	best = bestUsed(&off, at(2500*time.Millisecond))
+	require.NotNil(t, best)
+	assert.InDelta(t, 0.80, *best, 0.0005)
+	best = bestUsed(&off, at(3500*time.Millisecond))
+	require.NotNil(t, best)
+	assert.InDelta(t, 0.828, *best, 0.0005)
 	gcra, ok := CellByName("gcra/none/2rps/5000")
 	require.True(t, ok)
 	assert.Nil(t, bestUsed(&gcra, at(0)))
@@ -216,8 +232,8 @@ func TestBareFleet(t *testing.T) {
 }
 
 // TestStartDelay: a fixed window's cell with a Phase starts its load that
-// far into a window on the clock; without one, or for another kind of
-// cell, at once.
+// far into one of the limiter's windows (on the clock, moved by its
+// Offset); without one, or for another kind of cell, at once.
 func TestStartDelay(t *testing.T) {
 	p := DefaultParams()
 	s, err := p.Build("fixed-window-10s/none/5rps/1000")
@@ -227,6 +243,10 @@ func TestStartDelay(t *testing.T) {
 	s.Phase = 7500 * time.Millisecond
 	assert.Equal(t, 4500*time.Millisecond, s.StartDelay(at))
 	assert.Equal(t, 7500*time.Millisecond, s.StartDelay(at.Add(7*time.Second)), "past the phase: the next window's")
+	o, err := p.Build("x-fixed-window-10s/none/5rps/1000/off2.5s")
+	require.NoError(t, err)
+	o.Phase = 7500 * time.Millisecond
+	assert.Equal(t, 7*time.Second, o.StartDelay(at), "into the limiter's window, which began at 2.5 s")
 	g, err := p.Build("gcra/none/2rps/5000")
 	require.NoError(t, err)
 	g.Phase = 7500 * time.Millisecond

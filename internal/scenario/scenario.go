@@ -43,8 +43,8 @@ type Scenario struct {
 	// QueueBatch gives both exporters sending_queue::batch (its defaults)
 	// whatever the run's Setup says.
 	QueueBatch bool
-	// Phase, for a fixed window's cell, starts the load that far into a
-	// window on the clock (StartDelay), where the share of the limit any
+	// Phase, for a fixed window's cell, starts the load that far into one
+	// of the limiter's windows (StartDelay), where the share of the limit any
 	// exporter could use hangs on it (Cell.BestUsed); zero starts it at
 	// once, wherever the clock is.
 	Phase time.Duration
@@ -58,7 +58,7 @@ func (s Scenario) StartDelay(now time.Time) time.Duration {
 		return 0
 	}
 	w := s.Cell.Limiter.Window
-	d := s.Phase%w - now.Sub(now.Truncate(w))
+	d := s.Phase%w - now.Sub(s.Cell.Limiter.WindowStart(now))
 	if d < 0 {
 		d += w
 	}

@@ -130,6 +130,10 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 			t.windowPastSeen = v != 0
 		case "windowCheck":
 			t.windowCheck = v != 0
+		case "windowPhase":
+			t.windowPhase = v != 0
+		case "windowPhaseHold":
+			t.windowPhaseHold = v != 0
 		case "windowChecks":
 			t.windowChecks = int(v)
 		case "windowConfirm":

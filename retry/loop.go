@@ -271,7 +271,7 @@ func (l *Loop) attempt(ctx context.Context, s payloadState, pass Pass, inFlight,
 	if resp.Status == http.StatusTooManyRequests || backendAnswer(resp.Status) {
 		f := l.pacer.lately(refusal)
 		a.AcceptedLately, a.Crowding, a.Unlearned, a.FirstBare, a.WindowHold = f.Accepted, f.Crowding, f.Unlearned, f.BareStart, f.WindowHold
-		a.RowStart, a.WindowSeen = f.RowStart, f.WindowSeen
+		a.RowStart, a.WindowSeen, a.WindowPhase = f.RowStart, f.WindowSeen, f.WindowPhase
 	}
 	s, d := l.policy.decide(s, a)
 	if l.pacer != nil {

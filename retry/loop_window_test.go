@@ -24,7 +24,14 @@ import (
 // t0) and statuses, and the attempts' events.
 func windowRunAt(t *testing.T, phase time.Duration, observe ...func(*retry.Pacer)) (at []time.Duration, status []int, attempts []retry.Event) {
 	t.Helper()
-	h, clock, lim := windowHarness(t, phase)
+	return windowRunOff(t, phase, 0, observe...)
+}
+
+// windowRunOff is windowRunAt behind a window whose windows begin offset
+// past the multiples of 10 s (limiter.Spec.Offset).
+func windowRunOff(t *testing.T, phase, offset time.Duration, observe ...func(*retry.Pacer)) (at []time.Duration, status []int, attempts []retry.Event) {
+	t.Helper()
+	h, clock, lim := windowHarnessOff(t, phase, offset)
 	send := func(context.Context, int) retry.Response {
 		now := clock.Now()
 		for _, o := range observe {
@@ -45,11 +52,18 @@ func windowRunAt(t *testing.T, phase time.Duration, observe ...func(*retry.Pacer
 // hints (the windows on the multiples of 10 s since t0).
 func windowHarness(t *testing.T, phase time.Duration) (*harness, *retrytest.Clock, *limiter.Limiter) {
 	t.Helper()
+	return windowHarnessOff(t, phase, 0)
+}
+
+// windowHarnessOff is windowHarness with the windows offset past the
+// multiples.
+func windowHarnessOff(t *testing.T, phase, offset time.Duration) (*harness, *retrytest.Clock, *limiter.Limiter) {
+	t.Helper()
 	policy := defaultPolicy()
 	policy.Pacing = retry.NewDefaultPacingConfig()
 	policy.RetryAfter.Jitter = 0
 	clock := retrytest.NewAutoClock(t0.Add(phase))
-	lim, err := limiter.New(limiter.Spec{Kind: limiter.FixedWindow, Limit: 10, Window: 10 * time.Second, Hint: limiter.HintNone})
+	lim, err := limiter.New(limiter.Spec{Kind: limiter.FixedWindow, Limit: 10, Window: 10 * time.Second, Offset: offset, Hint: limiter.HintNone})
 	require.NoError(t, err)
 	return newHarness(clock, policy, 0), clock, lim
 }
@@ -460,4 +474,57 @@ func TestLoopAWrongScheduleEnds(t *testing.T) {
 		assert.Equal(t, 10, perWindow[2], "%v: 10 in the next window too, never refused", law)
 		assert.Greater(t, last, 60*time.Second, "%v: 10 per 10 s", law)
 	}
+}
+
+// TestLoopAWindowOffTheMultiples: behind a fixed window whose windows
+// begin 2.5 s past the multiples of 10 s, the rows of refusals that do not
+// end across a multiple move the windows' phase (windowPhase), the holds
+// and probes go to the starts at the phase, and the window is scheduled
+// there: the last windows (of the backend's, from 2.5 s past a multiple)
+// take their 10 each and refuse nothing, and the run refuses fewer and
+// ends earlier than with the eighteenth step's law (windowPhase off),
+// whose holds and probes at the multiples were refused.
+func TestLoopAWindowOffTheMultiples(t *testing.T) {
+	const offset = 2500 * time.Millisecond
+	type window struct{ accepted, refused int }
+	count := func(at []time.Duration, status []int) (windows map[int]*window, refused int) {
+		windows = map[int]*window{}
+		for i, a := range at {
+			k := int((a - offset) / (10 * time.Second))
+			if windows[k] == nil {
+				windows[k] = &window{}
+			}
+			if status[i] == http.StatusOK {
+				windows[k].accepted++
+			} else {
+				windows[k].refused++
+				refused++
+			}
+		}
+		return windows, refused
+	}
+	at, status, attempts := windowRunOff(t, windowPhase, offset)
+	windows, refused := count(at, status)
+	last := int((at[len(at)-1] - offset) / (10 * time.Second))
+	clean := 0
+	for k := last; k >= 0 && windows[k].refused == 0 && windows[k].accepted == 10; k-- {
+		clean++
+	}
+	assert.GreaterOrEqual(t, clean, 2, "the last windows: their 10 accepted, none refused")
+	held := false
+	for _, e := range attempts {
+		if e.Source == retry.SourceWindow && e.Until.After(t0.Add(20*time.Second)) {
+			held = true
+			assert.NotEqual(t, e.Until.Truncate(10*time.Second), e.Until, "a later window hold ends at a start at the phase, not at a multiple")
+		}
+	}
+	assert.True(t, held, "a window hold after the phase moved")
+
+	restore, err := retry.SetTuning(map[string]float64{"windowPhase": 0})
+	require.NoError(t, err)
+	defer restore()
+	atBefore, statusBefore, _ := windowRunOff(t, windowPhase, offset)
+	_, refusedBefore := count(atBefore, statusBefore)
+	assert.Less(t, refused, refusedBefore, "refused")
+	assert.Less(t, at[len(at)-1], atBefore[len(atBefore)-1], "the last answer")
 }

@@ -339,6 +339,9 @@ type lateFacts struct {
 	// when it followed a run of acceptances (rateState.windowRowStart);
 	// zero otherwise.
 	RowStart time.Time
+	// WindowPhase: how far past the clock's multiples of windowAlign the
+	// destination's windows begin (rateState.WindowPhase).
+	WindowPhase time.Duration
 }
 
 // lately is asked of a refused answer r before it is recorded (Refused).
@@ -354,5 +357,5 @@ func (p *Pacer) lately(r refusedAnswer) lateFacts {
 	if tuning.unlearnedTentative && c == notCrowded {
 		s = s.uncrowdedRefusal(r) // as Refused will leave it
 	}
-	return lateFacts{Accepted: r.Recent > 0, Crowding: c, Unlearned: s.Unlearned(), BareStart: s.BareStart, WindowHold: s.WindowHold() && !s.checkAnswer(r), WindowSeen: s.Windowed, RowStart: s.windowRowStart(r)}
+	return lateFacts{Accepted: r.Recent > 0, Crowding: c, Unlearned: s.Unlearned(), BareStart: s.BareStart, WindowHold: s.WindowHold() && !s.checkAnswer(r), WindowSeen: s.Windowed || tuning.windowPhaseHold && s.PhaseMoved, RowStart: s.windowRowStart(r), WindowPhase: s.WindowPhase}
 }

@@ -326,6 +326,22 @@ type pacerTuning struct {
 	// probed, 1 unchecked), and one run of three in the real matrix
 	// (docs/benchmarks.md, eighteenth step). False (a variant only): the
 	// seventeenth step's law.
+	// windowPhase: the 10 s windows' starts are learned from the rows that
+	// show the clock's multiples wrong (windowphase.go). False (a variant
+	// only): the eighteenth step's law, always at the multiples. Measured
+	// in the limiter model on the matrix's 10 s window 2.5 s off the
+	// multiples (docs/benchmarks.md, nineteenth step); every other cell
+	// and both fleets gave the same figures with it and without.
+	//
+	// windowPhaseHold (a variant only; off in the default): after a row
+	// that moved the phase (rateState.PhaseMoved), the next row's first
+	// bare 429 holds the destination until the next start at the phase,
+	// as at a window seen on the clock, past retry_after::default too.
+	// It lowered the refusals of that cell's seeds but not of its worst,
+	// and moved some seeds of the bare fleet's model (its members' rows
+	// move their phases too).
+	windowPhase       bool
+	windowPhaseHold   bool
 	windowCheck       bool
 	windowChecks      int
 	windowConfirm     int
@@ -398,6 +414,7 @@ var defaultTuning = pacerTuning{
 	secondWindows:        true,
 	secondTake:           10,
 	windowSchedule:       true,
+	windowPhase:          true,
 	windowRowProbes:      true,
 	windowPastDefault:    true,
 	windowPastSeen:       true,

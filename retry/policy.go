@@ -98,6 +98,10 @@ type attemptFacts struct {
 	// multiple (windowRowProbes).
 	WindowHold bool
 	RowStart   time.Time
+	// WindowPhase is how far past the clock's multiples of 10 s the
+	// destination's windows begin (rateState.WindowPhase): the holds and
+	// probes above wait for those starts.
+	WindowPhase time.Duration
 	// WindowSeen is set when that window was seen to reset on the clock
 	// (rateState.Windowed), not only found by its runs' counts: only then
 	// may its hold last past retry_after::default (windowPastSeen).
@@ -246,7 +250,7 @@ func (p Policy) throttled(s payloadState, d Decision, a attemptFacts) (payloadSt
 		bound = max(bound, p.RetryAfter.Max)
 	}
 	window := !ra.Usable() && a.WindowHold && a.Crowding == notCrowded && p.Pacing.Enabled &&
-		nextWindow(a.Now).Before(a.Now.Add(bound))
+		nextWindow(a.Now, a.WindowPhase).Before(a.Now.Add(bound))
 	if !ra.Usable() && (a.AcceptedLately || a.Crowding != notCrowded) && !window {
 		return p.paced(s, d, a)
 	}
@@ -254,7 +258,7 @@ func (p Policy) throttled(s payloadState, d Decision, a attemptFacts) (payloadSt
 	first := tuning.firstBareHold > 0 && tuning.firstBareHold < p.RetryAfter.Default
 	switch {
 	case window:
-		d.Delay, d.Source = nextWindow(a.Now).Sub(a.Now), SourceWindow
+		d.Delay, d.Source = nextWindow(a.Now, a.WindowPhase).Sub(a.Now), SourceWindow
 	case !ra.Usable() && first && a.Unlearned && a.Held != HoldThrottle:
 		d.Delay, d.Source = tuning.firstBareHold, SourceFirst
 	case !ra.Usable() && first && a.Unlearned && !a.FirstBare.IsZero() && a.Held == HoldThrottle && a.HoldFailures == 1:
@@ -273,9 +277,9 @@ func (p Policy) throttled(s payloadState, d Decision, a attemptFacts) (payloadSt
 	// just after it when its row looks like a window's end
 	// (windowRowProbes); the rule's first form (windowProbes, a variant
 	// only), whatever the row.
-	rowProbe := !a.RowStart.IsZero() && nextWindow(a.Now).Sub(a.RowStart) >= tuning.windowClosed
-	if (tuning.windowProbes || rowProbe) && d.Source == SourceDefault && p.Pacing.Enabled && nextWindow(a.Now).Before(a.Now.Add(d.Delay)) {
-		d.Delay, d.Source = nextWindow(a.Now).Sub(a.Now), SourceWindow
+	rowProbe := !a.RowStart.IsZero() && nextWindow(a.Now, a.WindowPhase).Sub(a.RowStart) >= tuning.windowClosed
+	if (tuning.windowProbes || rowProbe) && d.Source == SourceDefault && p.Pacing.Enabled && nextWindow(a.Now, a.WindowPhase).Before(a.Now.Add(d.Delay)) {
+		d.Delay, d.Source = nextWindow(a.Now, a.WindowPhase).Sub(a.Now), SourceWindow
 	}
 	if d.Delay < minWait && d.Source != SourceWindow {
 		// A floor under "retry now" (Retry-After 0, a date in the past, a
@@ -315,9 +319,10 @@ func (p Policy) throttled(s payloadState, d Decision, a attemptFacts) (payloadSt
 	return s, d
 }
 
-// nextWindow is the first multiple of windowAlign on the clock after now.
-func nextWindow(now time.Time) time.Time {
-	return now.Truncate(windowAlign).Add(windowAlign)
+// nextWindow is the first start of a 10 s window after now: a multiple of
+// windowAlign on the clock, moved by phase (rateState.WindowPhase).
+func nextWindow(now time.Time, phase time.Duration) time.Time {
+	return now.Add(-phase).Truncate(windowAlign).Add(windowAlign + phase)
 }
 
 // busy: a 502, 503 or 504 without a usable Retry-After while the backend

@@ -53,6 +53,9 @@ func TestDecide(t *testing.T) {
 	// rowFrom: the refused request's row of bare 429s began at d after
 	// t0, after a run of acceptances (windowRowProbes).
 	rowFrom := func(d time.Duration, a retry.Attempt) retry.Attempt { a.RowStart = now.Add(d); return a }
+	// phased: the destination's windows begin d past the clock's
+	// multiples of 10 s (rateState.WindowPhase).
+	phased := func(d time.Duration, a retry.Attempt) retry.Attempt { a.WindowPhase = d; return a }
 	pacing := func(p *retry.Policy) { p.Pacing.Enabled = true }
 	attempt := func(r retry.Response) retry.Attempt {
 		a := retry.Attempt{Response: r, Now: now}
@@ -298,6 +301,16 @@ func TestDecide(t *testing.T) {
 			name:   "429 without Retry-After, nothing accepted within 2 s, a multiple of 10 s 2 s away, its row begun 3 s before it after a run: probed just after the multiple",
 			policy: pacing, attempt: rowFrom(7*time.Second, after(8*time.Second, attempt(resp(429)))), throttle: true,
 			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 2 * time.Second, source: retry.SourceWindow},
+		},
+		{
+			name:   "429 without Retry-After at a destination whose windows begin 2.5 s past the multiples of 10 s, 3.2 s before the next multiple: held until the next window's start, 5.7 s away",
+			policy: pacing, attempt: phased(2500*time.Millisecond, after(6800*time.Millisecond, windowed(lately(attempt(resp(429)))))), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 5700 * time.Millisecond, source: retry.SourceWindow},
+		},
+		{
+			name:   "429 without Retry-After, nothing accepted within 2 s, its row begun 3 s before, windows 2.5 s past the multiples: probed just after the next window's start, 4.5 s away, not at the multiple",
+			policy: pacing, attempt: phased(2500*time.Millisecond, rowFrom(7*time.Second, after(8*time.Second, attempt(resp(429))))), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 4500 * time.Millisecond, source: retry.SourceWindow},
 		},
 		{
 			name:   "429 without Retry-After, nothing accepted within 2 s, a multiple of 10 s 2 s away, its row begun 1 s before it (less than windowClosed): the default",

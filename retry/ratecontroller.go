@@ -171,6 +171,15 @@ type rateState struct {
 	// secondWindow for a window learned from the clock's seconds
 	// (secondwindow.go).
 	WindowLen time.Duration
+	// WindowPhase is how far past the clock's multiples of windowAlign
+	// the destination's 10 s windows begin, in [0, windowAlign): 0 until
+	// a row of bare 429s that looks like a window's end shows the
+	// multiples wrong (windowphase.go).
+	WindowPhase time.Duration
+	// PhaseMoved is set when the last row that looked like a window's end
+	// moved WindowPhase: the next row's first bare 429 holds the
+	// destination until the next start at the phase (windowPhaseHold).
+	PhaseMoved bool
 
 	// Seconds counts requests per clock second, to learn a fixed window
 	// of a second (secondwindow.go).
@@ -395,7 +404,7 @@ func (s rateState) Reserve(now time.Time, items int) (rateState, time.Time, Pace
 		return s, at, source
 	}
 	length := s.windowLen()
-	if w := at.Truncate(length); scheduled && w.After(s.WindowAt) {
+	if w := s.scheduledStart(at); scheduled && w.After(s.WindowAt) {
 		s.WindowAt, s.WindowSent = w, 0
 	}
 	if s.Next.After(at) {
@@ -450,7 +459,15 @@ func (s rateState) Accepted(now, sent time.Time, items int) rateState {
 		s.AcceptedRun += items
 	}
 	s.ItemsPerRequest = items
+	moved := false
+	if tuning.windowPhase {
+		s, moved = s.phaseFromRow(sent)
+	}
 	switch {
+	case moved:
+		// The row showed the multiples wrong: this acceptance, which set
+		// the new ones, shows no reset at them.
+		s.Windowed, s.WindowProbed = false, false
 	case s.Streak >= 2:
 		s.Windowed, s.WindowProbed = s.windowReset(sent)
 	case s.Streak == 1 && s.RowWindow && !s.Windowed:
@@ -458,17 +475,17 @@ func (s rateState) Accepted(now, sent time.Time, items int) rateState {
 		// after the multiple it waited for: the window resets there. (When
 		// the multiple was too far for a hold, the pace went on, and a
 		// request accepted before the next multiple shows no reset.)
-		b := sent.Truncate(windowAlign)
+		b := s.windowStart(sent)
 		s.Windowed = s.LastRefusal.Before(b) && sent.Sub(b) <= tuning.windowSlack
 		s.WindowProbed = s.Windowed
 	}
-	if tuning.windowSchedule && s.Windowed && s.Streak > 0 && s.LastRefusal.Before(sent.Truncate(windowAlign)) &&
+	if tuning.windowSchedule && s.Windowed && s.Streak > 0 && s.LastRefusal.Before(s.windowStart(sent)) &&
 		float64(s.RowStartRun) >= tuning.measuredRequests {
 		// The first request of a window that reset since the row began:
 		// the window takes as many as the run before the row. Seen only
 		// by a probe timed to the multiple, the schedule checks itself
 		// (windowCheck).
-		s = s.startSchedule(now, sent.Truncate(windowAlign), windowAlign, s.RowStartRun, tuning.windowCheck && s.WindowProbed)
+		s = s.startSchedule(now, s.windowStart(sent), windowAlign, s.RowStartRun, tuning.windowCheck && s.WindowProbed)
 	}
 	if s.Streak > 0 {
 		s.PrevRun = 0
@@ -506,7 +523,7 @@ func (s rateState) Accepted(now, sent time.Time, items int) rateState {
 // the last refusal came earlier, and any limiter with room accepts a
 // probe when it comes (rateState.WindowProbed).
 func (s rateState) windowReset(sent time.Time) (reset, probed bool) {
-	b := sent.Truncate(windowAlign)
+	b := s.windowStart(sent)
 	refusedClose := b.Sub(s.LastRefusal) <= tuning.windowLastRefusal
 	rowProbed := tuning.windowRowProbes && float64(s.RowStartRun) >= tuning.measuredRequests
 	reset = s.LastRefusal.Before(b) && sent.Sub(b) <= tuning.windowSlack &&
@@ -540,7 +557,7 @@ func (s rateState) windowRowStart(r refusedAnswer) time.Time {
 // the window resets (Policy); not when it is a schedule's check
 // (rateState.checkAnswer): the checks after a refused one decide.
 func (s rateState) WindowHold() bool {
-	return tuning.windowHolds && (s.Windowed || s.windowCounted()) && s.Streak == 0
+	return tuning.windowHolds && (s.Windowed || s.windowCounted() || tuning.windowPhaseHold && s.PhaseMoved) && s.Streak == 0
 }
 
 // windowCounted says whether the requests accepted since the last row of

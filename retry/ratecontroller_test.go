@@ -865,20 +865,20 @@ func windowSteps() (sec func(float64) time.Time, accept func(retry.RateState, in
 func TestWindowCounted(t *testing.T) {
 	_, accept, refuse := windowSteps()
 	// 50 accepted over 5 s, refused from 5 s to 7 s, accepted again at
-	// 7.5 s: the run before the row was 50, begun 7.5 s before the row
-	// ended.
-	window := accept(refuse(accept(retry.RateState{}, 50, 0, 0.1), 5, 5.1, 5.3, 5.9, 7), 1, 7.5, 0.1)
+	// 12 s (a hold's probe, 2 s after the window reset at the multiple):
+	// the run before the row was 50, begun 12 s before the row ended.
+	window := accept(refuse(accept(retry.RateState{}, 50, 0, 0.1), 5, 5.1, 5.3, 5.9, 7), 1, 12, 0.1)
 	for _, tt := range []struct {
 		name string
 		s    retry.RateState
 		hold bool
 	}{
-		{"a run of 50 again", accept(window, 49, 7.6, 0.1), true},
-		{"a run of 49", accept(window, 48, 7.6, 0.1), true},
-		{"a run of 51", accept(window, 50, 7.6, 0.1), true},
-		{"a run of 48", accept(window, 47, 7.6, 0.1), false},
-		{"a run of 52", accept(window, 51, 7.6, 0.1), false},
-		{"two in a row", accept(accept(refuse(accept(retry.RateState{}, 50, 0, 0.1), 5, 5.1), 1, 7.5, 0.1), 49, 7.6, 0.1), false},
+		{"a run of 50 again", accept(window, 49, 12.1, 0.1), true},
+		{"a run of 49", accept(window, 48, 12.1, 0.1), true},
+		{"a run of 51", accept(window, 50, 12.1, 0.1), true},
+		{"a run of 48", accept(window, 47, 12.1, 0.1), false},
+		{"a run of 52", accept(window, 51, 12.1, 0.1), false},
+		{"two in a row", accept(accept(refuse(accept(retry.RateState{}, 50, 0, 0.1), 5, 5.1), 1, 12, 0.1), 49, 12.1, 0.1), false},
 		{"a 1 s cycle", accept(accept(refuse(accept(retry.RateState{}, 50, 0, 0.01), 0.5, 0.6, 0.8), 1, 1, 0.01), 49, 1.01, 0.01), false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -889,26 +889,26 @@ func TestWindowCounted(t *testing.T) {
 
 	// The hold's row: one refusal, held until the window reset, the run
 	// after it as long again.
-	held := refuse(accept(window, 49, 7.6, 0.1), 12.5)
+	held := refuse(accept(window, 49, 12.1, 0.1), 17.5)
 	next := accept(held, 50, 20, 0.1)
 	assert.True(t, accept(held, 1, 20, 0.1).Run == 1 && next.WindowHold(), "a run that a window hold ended counts for the next")
 	// That hold waited for the multiple at 20 s: its probe, accepted just
 	// after it, shows the window resetting on the clock's multiples.
 	assert.True(t, accept(held, 1, 20, 0.1).Windowed, "accepted just after the multiple the hold waited for")
 	assert.False(t, accept(held, 1, 21.5, 0.1).Windowed, "accepted 1.5 s after it: the reset may have come any time")
-	assert.False(t, accept(refuse(accept(window, 40, 7.6, 0.1), 12.5), 1, 20, 0.1).Windowed, "a bare 429 that began no window hold")
+	assert.False(t, accept(refuse(accept(window, 40, 12.1, 0.1), 17.5), 1, 20, 0.1).Windowed, "a bare 429 that began no window hold")
 	// A count-matched refusal just after a multiple (the next one too far
 	// for a hold: the policy paces instead), and the next request accepted
 	// at once, within 1 s of that multiple: no multiple lies between the
 	// two, nothing shows a reset there.
-	early := refuse(accept(window, 49, 9.8, 0.004), 10.3)
+	early := refuse(accept(window, 49, 19.8, 0.004), 20.3)
 	require.True(t, early.RowWindow, "the runs matched")
-	assert.False(t, accept(early, 1, 10.5, 0.1).Windowed, "no multiple between the refusal and the acceptance")
+	assert.False(t, accept(early, 1, 20.5, 0.1).Windowed, "no multiple between the refusal and the acceptance")
 
 	restore, err := retry.SetTuning(map[string]float64{"windowCounts": 0})
 	require.NoError(t, err)
 	defer restore()
-	assert.False(t, accept(window, 49, 7.6, 0.1).WindowHold(), "windowCounts off (the law before)")
+	assert.False(t, accept(window, 49, 12.1, 0.1).WindowHold(), "windowCounts off (the law before)")
 }
 
 // TestRateCutVariants: the two variants of the bare cut measured against
@@ -1000,9 +1000,9 @@ func TestWindowProbedRow(t *testing.T) {
 func TestWindowSchedule(t *testing.T) {
 	sec, accept, refuse := windowSteps()
 	// As in TestWindowCounted: 50 accepted, a row, 50 again, a window
-	// hold from 12.5 s, its probe accepted just after the multiple at 20 s.
-	window := accept(refuse(refuse(refuse(refuse(accept(retry.RateState{}, 50, 0, 0.1), 5), 5.1), 5.3), 5.9), 1, 7.5, 0.1)
-	held := refuse(accept(window, 49, 7.6, 0.1), 12.5)
+	// hold from 17.5 s, its probe accepted just after the multiple at 20 s.
+	window := accept(refuse(refuse(refuse(refuse(accept(retry.RateState{}, 50, 0, 0.1), 5), 5.1), 5.3), 5.9), 1, 12, 0.1)
+	held := refuse(accept(window, 49, 12.1, 0.1), 17.5)
 	require.True(t, held.WindowHold() || held.RowWindow, "the count rule held it")
 	s := accept(held, 1, 20, 0.1)
 	require.True(t, s.Windowed)
@@ -1066,8 +1066,8 @@ func TestWindowCheck(t *testing.T) {
 	sec, accept, refuse := windowSteps()
 	// As in TestWindowSchedule: a take of 50 scheduled from the probe
 	// accepted at 20 s.
-	window := accept(refuse(refuse(refuse(refuse(accept(retry.RateState{}, 50, 0, 0.1), 5), 5.1), 5.3), 5.9), 1, 7.5, 0.1)
-	scheduled := accept(refuse(accept(window, 49, 7.6, 0.1), 12.5), 1, 20, 0.1)
+	window := accept(refuse(refuse(refuse(refuse(accept(retry.RateState{}, 50, 0, 0.1), 5), 5.1), 5.3), 5.9), 1, 12, 0.1)
+	scheduled := accept(refuse(accept(window, 49, 12.1, 0.1), 17.5), 1, 20, 0.1)
 	require.Equal(t, 50, scheduled.WindowTake)
 	require.True(t, scheduled.WindowProbed, "the reset seen only by the hold's probe, timed to the multiple")
 	require.True(t, scheduled.Check.On, "unconfirmed")
@@ -1141,12 +1141,59 @@ func TestWindowCheck(t *testing.T) {
 	restore, err := retry.SetTuning(map[string]float64{"windowCheck": 0})
 	require.NoError(t, err)
 	defer restore()
-	off := accept(refuse(accept(window, 49, 7.6, 0.1), 12.5), 1, 20, 0.1)
+	off := accept(refuse(accept(window, 49, 12.1, 0.1), 17.5), 1, 20, 0.1)
 	require.Equal(t, 50, off.WindowTake)
 	_, slots = reserveSlots(off, sec(20.2), 50)
 	assert.Equal(t, sec(30.05), slots[49], "windowCheck off: the 50th at the next window")
 	assert.Equal(t, 50, accept(off, 60, 20.1, 0.02).WindowTake, "windowCheck off: never ended by acceptances")
 	assert.Zero(t, refuse(accept(off, 49, 20.1, 0.02), 21.4).WindowTake, "windowCheck off: any refusal ends it")
+}
+
+// TestWindowPhase: a fixed window whose 10 s windows begin 2.5 s past the
+// clock's multiples. Its first run of 50 (from 2.5 s) runs out at 7.5 s;
+// the row's probe at the multiple (10.05 s) is refused too, and a hold's
+// probe is accepted at 15.1 s: no multiple lies between the row's last
+// refusal and that acceptance, so the multiples were wrong. The phase
+// becomes the acceptance's place past them (5.1 s: the latest the reset
+// can have been), and that acceptance shows no reset. The next run of 50
+// runs out at 20.1 s; the next row's probe, at the next start at the
+// phase (25.1 s), is accepted: a reset shown at the phase, whose take is
+// scheduled at its starts. A row ended across a multiple keeps the phase
+// (the aligned windows of TestWindowCheck); so does a row too short to
+// look like a window's end (a run of four before it, or ended within
+// windowClosed of its start); with windowPhase off (the eighteenth step's
+// law) the multiples stay, and the second row's probe shows nothing.
+func TestWindowPhase(t *testing.T) {
+	sec, accept, refuse := windowSteps()
+	first := accept(refuse(accept(retry.RateState{}, 50, 2.5, 0.1), 7.5, 7.6, 7.8, 8.4, 10.06), 1, 15.1, 0.1)
+	assert.Equal(t, 5100*time.Millisecond, first.WindowPhase, "the multiples were wrong: the phase at the acceptance")
+	assert.False(t, first.Windowed, "the acceptance that set the phase shows no reset")
+	assert.Zero(t, first.WindowTake)
+	row := refuse(accept(first, 49, 15.2, 0.1), 20.1, 20.2, 20.4, 21)
+	second := accept(row, 1, 25.15, 0.1)
+	assert.Equal(t, 5100*time.Millisecond, second.WindowPhase, "a start at the phase between the row and the acceptance: kept")
+	assert.True(t, second.Windowed, "the probe just after the start at the phase shows the reset")
+	assert.True(t, second.WindowProbed)
+	assert.Equal(t, 50, second.WindowTake, "the run before the row")
+	_, slots := reserveSlots(second, sec(25.2), 54)
+	assert.True(t, slots[52].Before(sec(35.1)), "the take and its checks in the window that began at 25.1 s")
+	assert.Equal(t, sec(35.15), slots[53], "then the next window's start at the phase")
+
+	aligned := accept(refuse(accept(retry.RateState{}, 50, 0, 0.1), 5, 5.1, 5.3, 5.9, 7), 1, 12, 0.1)
+	assert.Zero(t, aligned.WindowPhase, "a multiple between the row and the acceptance: kept")
+	short := accept(refuse(accept(retry.RateState{}, 4, 2.5, 0.1), 7.5, 7.6, 7.8, 8.4, 10.06), 1, 15.1, 0.1)
+	assert.Zero(t, short.WindowPhase, "after a run of four: no window's end")
+	quick := accept(refuse(accept(retry.RateState{}, 50, 2.5, 0.1), 7.5, 7.6), 1, 8.5, 0.1)
+	assert.Zero(t, quick.WindowPhase, "a row ended 1 s after it began: no window's end")
+
+	restore, err := retry.SetTuning(map[string]float64{"windowPhase": 0})
+	require.NoError(t, err)
+	defer restore()
+	off := accept(refuse(accept(retry.RateState{}, 50, 2.5, 0.1), 7.5, 7.6, 7.8, 8.4, 10.06), 1, 15.1, 0.1)
+	assert.Zero(t, off.WindowPhase, "windowPhase off")
+	offSecond := accept(refuse(accept(off, 49, 15.2, 0.1), 20.1, 20.2, 20.4, 21), 1, 25.15, 0.1)
+	assert.False(t, offSecond.Windowed, "windowPhase off: 5.15 s past the multiple, no reset shown")
+	assert.Zero(t, offSecond.WindowTake)
 }
 
 // TestSecondWindow: a fixed window of a second refuses the request after

@@ -156,6 +156,10 @@ var pacerVariants = []pacerVariant{
 	// law), the refusals in a row that confirm it, the checks accepted
 	// that end it, and how far apart they leave.
 	{"windowCheck=0", map[string]float64{"windowCheck": 0}, true},
+	// The 10 s windows' starts learned from rows (windowphase.go): off
+	// (the eighteenth step's law).
+	{"windowPhase=0", map[string]float64{"windowPhase": 0}, true},
+	{"windowPhaseHold=1", map[string]float64{"windowPhaseHold": 1}, true},
 	{"windowConfirm=1", map[string]float64{"windowConfirm": 1}, true},
 	{"windowConfirm=3", map[string]float64{"windowConfirm": 3}, true},
 	{"windowChecks=0", map[string]float64{"windowChecks": 0}, true},

@@ -67,7 +67,7 @@ func (s rateState) checkAccepted(now, sent time.Time) rateState {
 	if !s.checking() {
 		return s
 	}
-	w := sent.Truncate(s.windowLen())
+	w := s.scheduledStart(sent)
 	switch {
 	case w.Before(c.At):
 		return s
@@ -90,7 +90,7 @@ func (s rateState) checkAccepted(now, sent time.Time) rateState {
 // of a request sent in the window whose take was accepted. It holds
 // nothing (lateFacts.WindowHold).
 func (s rateState) checkAnswer(r refusedAnswer) bool {
-	return s.checking() && r.Bare && !r.Shed && !r.Quota && r.Sent.Truncate(s.windowLen()).Equal(s.Check.At) && s.Check.Got >= s.WindowTake
+	return s.checking() && r.Bare && !r.Shed && !r.Quota && s.scheduledStart(r.Sent).Equal(s.Check.At) && s.Check.Got >= s.WindowTake
 }
 
 // checkRefused learns from r when it is a check's refusal (checkAnswer),

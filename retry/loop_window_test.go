@@ -483,7 +483,9 @@ func TestLoopAWrongScheduleEnds(t *testing.T) {
 // there: the last windows (of the backend's, from 2.5 s past a multiple)
 // take their 10 each and refuse nothing, and the run refuses fewer and
 // ends earlier than with the eighteenth step's law (windowPhase off),
-// whose holds and probes at the multiples were refused.
+// whose holds and probes at the multiples were refused; and with
+// windowPhaseHold off, a counted hold too far from the next start at the
+// phase went at the pace, and refused more.
 func TestLoopAWindowOffTheMultiples(t *testing.T) {
 	const offset = 2500 * time.Millisecond
 	type window struct{ accepted, refused int }
@@ -520,7 +522,17 @@ func TestLoopAWindowOffTheMultiples(t *testing.T) {
 	}
 	assert.True(t, held, "a window hold after the phase moved")
 
-	restore, err := retry.SetTuning(map[string]float64{"windowPhase": 0})
+	// A counted hold more than retry_after::default from the next start
+	// at the moved phase goes at the pace without windowPhaseHold: its
+	// spaced refusals, more of them.
+	restore, err := retry.SetTuning(map[string]float64{"windowPhaseHold": 0})
+	require.NoError(t, err)
+	atPaced, statusPaced, _ := windowRunOff(t, windowPhase, offset)
+	_, refusedPaced := count(atPaced, statusPaced)
+	restore()
+	assert.Less(t, refused, refusedPaced, "refused, windowPhaseHold off")
+
+	restore, err = retry.SetTuning(map[string]float64{"windowPhase": 0})
 	require.NoError(t, err)
 	defer restore()
 	atBefore, statusBefore, _ := windowRunOff(t, windowPhase, offset)

@@ -333,7 +333,9 @@ type lateFacts struct {
 	// schedule's check (rateState.checkAnswer).
 	WindowHold bool
 	// WindowSeen: the destination was seen to reset at a multiple of
-	// windowAlign on the clock (rateState.Windowed), not only counted.
+	// windowAlign on the clock (rateState.Windowed), not only counted; or
+	// the last row that looked like a window's end moved the windows'
+	// phase (rateState.PhaseMoved, windowPhaseHold).
 	WindowSeen bool
 	// RowStart: when the row of bare 429s this refusal belongs to began,
 	// when it followed a run of acceptances (rateState.windowRowStart);

@@ -328,18 +328,23 @@ type pacerTuning struct {
 	// seventeenth step's law.
 	// windowPhase: the 10 s windows' starts are learned from the rows that
 	// show the clock's multiples wrong (windowphase.go). False (a variant
-	// only): the eighteenth step's law, always at the multiples. Measured
-	// in the limiter model on the matrix's 10 s window 2.5 s off the
-	// multiples (docs/benchmarks.md, nineteenth step); every other cell
-	// and both fleets gave the same figures with it and without.
+	// only): the eighteenth step's law, always at the multiples.
 	//
-	// windowPhaseHold (a variant only; off in the default): after a row
-	// that moved the phase (rateState.PhaseMoved), the next row's first
-	// bare 429 holds the destination until the next start at the phase,
-	// as at a window seen on the clock, past retry_after::default too.
-	// It lowered the refusals of that cell's seeds but not of its worst,
-	// and moved some seeds of the bare fleet's model (its members' rows
-	// move their phases too).
+	// windowPhaseHold: after a row that moved the phase
+	// (rateState.PhaseMoved), a window hold that the runs' counts began
+	// (windowCounts) lasts until the next start at the phase even past
+	// retry_after::default (at most retry_after::max), as at a window seen
+	// on the clock (windowPastSeen): the counts found the window, the
+	// moved phase says when it resets. Without it, a counted hold more
+	// than retry_after::default from the next start went at the pace, and
+	// its spaced refusals ended the row before the start (a real run of
+	// the 10 s window off the multiples refused 7.0 %).
+	//
+	// Measured in the limiter model on the matrix's 10 s window 2.5 s off
+	// the multiples (docs/benchmarks.md, nineteenth step): seeds at most
+	// 5 % refused 17 of 40 with the eighteenth step's law, 20 with
+	// windowPhase, 32 with both; every other cell and both fleets gave the
+	// same figures with them and without.
 	windowPhase       bool
 	windowPhaseHold   bool
 	windowCheck       bool
@@ -415,6 +420,7 @@ var defaultTuning = pacerTuning{
 	secondTake:           10,
 	windowSchedule:       true,
 	windowPhase:          true,
+	windowPhaseHold:      true,
 	windowRowProbes:      true,
 	windowPastDefault:    true,
 	windowPastSeen:       true,

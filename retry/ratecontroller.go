@@ -177,8 +177,9 @@ type rateState struct {
 	// multiples wrong (windowphase.go).
 	WindowPhase time.Duration
 	// PhaseMoved is set when the last row that looked like a window's end
-	// moved WindowPhase: the next row's first bare 429 holds the
-	// destination until the next start at the phase (windowPhaseHold).
+	// moved WindowPhase, cleared when one ended across a start at the
+	// phase: a window hold the runs' counts begin may then last until the
+	// next start past retry_after::default (windowPhaseHold).
 	PhaseMoved bool
 
 	// Seconds counts requests per clock second, to learn a fixed window
@@ -557,7 +558,7 @@ func (s rateState) windowRowStart(r refusedAnswer) time.Time {
 // the window resets (Policy); not when it is a schedule's check
 // (rateState.checkAnswer): the checks after a refused one decide.
 func (s rateState) WindowHold() bool {
-	return tuning.windowHolds && (s.Windowed || s.windowCounted() || tuning.windowPhaseHold && s.PhaseMoved) && s.Streak == 0
+	return tuning.windowHolds && (s.Windowed || s.windowCounted()) && s.Streak == 0
 }
 
 // windowCounted says whether the requests accepted since the last row of

@@ -159,7 +159,7 @@ var pacerVariants = []pacerVariant{
 	// The 10 s windows' starts learned from rows (windowphase.go): off
 	// (the eighteenth step's law).
 	{"windowPhase=0", map[string]float64{"windowPhase": 0}, true},
-	{"windowPhaseHold=1", map[string]float64{"windowPhaseHold": 1}, true},
+	{"windowPhaseHold=0", map[string]float64{"windowPhaseHold": 0}, true},
 	{"windowConfirm=1", map[string]float64{"windowConfirm": 1}, true},
 	{"windowConfirm=3", map[string]float64{"windowConfirm": 3}, true},
 	{"windowChecks=0", map[string]float64{"windowChecks": 0}, true},

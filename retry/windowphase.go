@@ -9,7 +9,7 @@ import "time"
 // multiples of its length on its own clock, or wherever it began counting
 // (at a key's first request, say): the multiples of windowAlign on this
 // exporter's clock are only the first guess (WindowPhase 0). A row of bare
-// 429s that looks like a window's end (windowRowEnd) and an acceptance
+// 429s that looks like a window's end (phaseFromRow) and an acceptance
 // after it bracket a reset: the window refused up to the row's last
 // refusal, and took the accepted request. When no start of a window at the
 // phase lies in between (give or take windowPhaseSlack), the phase was
@@ -17,7 +17,8 @@ import "time"
 // latest the reset can have been, so that a hold or probe timed to the
 // next start comes after the window's reset, at most the bracket late. That
 // acceptance shows no reset (it set the phase); the next row's, at the new
-// starts, does. Off the multiples by 2.5 s, the matrix's 10 s window was
+// starts, does, and the hold its runs' counts begin may wait for that start
+// past retry_after::default (windowPhaseHold). Off the multiples by 2.5 s, the matrix's 10 s window was
 // held and probed at the multiples, which refused, and its runs' counts
 // held it to them again: refused 7.7-11.1 % in real runs, up to 10.4 % of
 // the model's seeds and delivered 1.31 times core's time

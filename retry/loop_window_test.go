@@ -94,6 +94,29 @@ func refusedPerWindow(at []time.Duration, status []int) map[int]int {
 	return n
 }
 
+// windowCount is what one of the backend's windows accepted and refused.
+type windowCount struct{ accepted, refused int }
+
+// perWindow counts the answers in each of the backend's 10 s windows (they
+// begin offset past the multiples), and how far into each its latest
+// request came.
+func perWindow(at []time.Duration, status []int, offset time.Duration) (map[int]*windowCount, map[int]time.Duration) {
+	w, latest := map[int]*windowCount{}, map[int]time.Duration{}
+	for i, a := range at {
+		k := int((a - offset) / (10 * time.Second))
+		if w[k] == nil {
+			w[k] = &windowCount{}
+		}
+		if status[i] == http.StatusOK {
+			w[k].accepted++
+		} else {
+			w[k].refused++
+		}
+		latest[k] = max(latest[k], a-offset-time.Duration(k)*10*time.Second)
+	}
+	return w, latest
+}
+
 // TestLoopAFixedWindowIsHeldUntilItResets: behind a fixed window without
 // hints, a row of refusals ended just after a multiple of 10 s teaches the
 // pacer the window; from then on the first refusal at each window's end
@@ -219,26 +242,9 @@ func TestLoopAFixedWindowIsFoundByItsRuns(t *testing.T) {
 // window's rate and the last window's were spread over seconds).
 func TestLoopAFixedWindowIsScheduled(t *testing.T) {
 	const phase = 100 * time.Millisecond
-	type window struct{ accepted, refused int }
-	perWindow := func(at []time.Duration, status []int) (map[int]*window, map[int]time.Duration) {
-		w, latest := map[int]*window{}, map[int]time.Duration{}
-		for i, a := range at {
-			k := int(a / (10 * time.Second))
-			if w[k] == nil {
-				w[k] = &window{}
-			}
-			if status[i] == http.StatusOK {
-				w[k].accepted++
-			} else {
-				w[k].refused++
-			}
-			latest[k] = max(latest[k], a-time.Duration(k)*10*time.Second)
-		}
-		return w, latest
-	}
 	var rates []float64
 	at, status, _ := windowRunAt(t, phase, func(p *retry.Pacer) { rates = append(rates, p.Rate()) })
-	windows, latest := perWindow(at, status)
+	windows, latest := perWindow(at, status, 0)
 	last := int(at[len(at)-1] / (10 * time.Second))
 	assert.InDelta(t, 100, rates[len(rates)-1], 1e-9, "the pace the gauge shows in a scheduled window: its take, 10 requests of 100 items per 10 s")
 	scheduled := 0
@@ -255,7 +261,7 @@ func TestLoopAFixedWindowIsScheduled(t *testing.T) {
 	require.NoError(t, err)
 	defer restore()
 	atBefore, statusBefore, _ := windowRunAt(t, phase)
-	windowsBefore, latestBefore := perWindow(atBefore, statusBefore)
+	windowsBefore, latestBefore := perWindow(atBefore, statusBefore, 0)
 	refusedBefore := 0
 	for k, w := range windowsBefore {
 		refusedBefore += w.refused
@@ -488,20 +494,11 @@ func TestLoopAWrongScheduleEnds(t *testing.T) {
 // phase went at the pace, and refused more.
 func TestLoopAWindowOffTheMultiples(t *testing.T) {
 	const offset = 2500 * time.Millisecond
-	type window struct{ accepted, refused int }
-	count := func(at []time.Duration, status []int) (windows map[int]*window, refused int) {
-		windows = map[int]*window{}
-		for i, a := range at {
-			k := int((a - offset) / (10 * time.Second))
-			if windows[k] == nil {
-				windows[k] = &window{}
-			}
-			if status[i] == http.StatusOK {
-				windows[k].accepted++
-			} else {
-				windows[k].refused++
-				refused++
-			}
+	count := func(at []time.Duration, status []int) (map[int]*windowCount, int) {
+		windows, _ := perWindow(at, status, offset)
+		refused := 0
+		for _, w := range windows {
+			refused += w.refused
 		}
 		return windows, refused
 	}

@@ -481,7 +481,7 @@ func maskKeyFromContext(ctx context.Context) string {
 
 // defaulted says whether a rate-limit wait from source is the exporter's
 // own rather than the server's: retry_after::default, the first bare hold,
-// and a fixed window's hold until the next multiple of 10 s.
+// and a fixed window's hold until its next window's start.
 func defaulted(source retry.DelaySource) bool {
 	return source == retry.SourceDefault || source == retry.SourceFirst || source == retry.SourceWindow
 }

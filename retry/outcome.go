@@ -103,10 +103,11 @@ const (
 	// (1 s), shorter than retry_after::default.
 	SourceFirst
 	// SourceWindow: a 429 without a usable Retry-After at a destination
-	// seen to reset at a multiple of 10 s on the clock (a fixed window),
-	// held until just after the next one; or a hold of
-	// retry_after::default after a row that looks like a window's end,
-	// ended just after the next multiple to probe it (windowRowProbes).
+	// seen to reset at a multiple of 10 s on the clock (a fixed window;
+	// moved by the phase its rows showed, windowphase.go), held until just
+	// after the next one; or a hold of retry_after::default after a row
+	// that looks like a window's end, ended just after the next one to
+	// probe it (windowRowProbes).
 	SourceWindow
 )
 

@@ -23,7 +23,8 @@ import "time"
 // all are about requests of the old process, whose answers never come;
 // the accepted-rate meter starts empty with the new process, and so does
 // the first acceptance it is measured from. Whether the destination was
-// seen to reset at a multiple of 10 s (rateState.Windowed), and the runs
+// seen to reset at a multiple of 10 s (rateState.Windowed), where its
+// windows begin when not at the multiples (WindowPhase), and the runs
 // of acceptances a fixed window is found by (Run, PrevRun and the rest),
 // are left out too: the next window's ends show them again. The RateLimit headers' quota
 // is left out too: it is the server's counter, which refills or resets

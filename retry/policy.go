@@ -95,7 +95,8 @@ type attemptFacts struct {
 	// it belongs to began, when that row followed a run of acceptances
 	// (zero otherwise): a hold of retry_after::default spanning a
 	// multiple at least windowClosed after it probes just after the
-	// multiple (windowRowProbes).
+	// multiple (windowRowProbes). Every multiple here is one of 10 s
+	// moved by WindowPhase (below).
 	WindowHold bool
 	RowStart   time.Time
 	// WindowPhase is how far past the clock's multiples of 10 s the

@@ -573,8 +573,9 @@ func spreadCell(runs []cellFigures) string {
 // default): requests sent, accepted and refused in each second of the
 // backend's time, and the pacer's rate at the end of it, with the tuning
 // SCORE_TUNING names (as TestScore); with LIMITER_TRACE_REQUESTS set, each
-// request too (when it left and was answered, its status, the pacer's rate
-// after it in requests a second). It asserts nothing.
+// request too (when it left, also as its place past the clock's multiple of
+// 10 s, and was answered, its status, the pacer's rate after it in requests
+// a second). It asserts nothing.
 func TestLimiterTrace(t *testing.T) {
 	name := os.Getenv("LIMITER_TRACE")
 	if name == "" {
@@ -600,7 +601,7 @@ func TestLimiterTrace(t *testing.T) {
 			origin = sent
 		}
 		if requests {
-			t.Logf("sent %8.3f s, answered %8.3f s: %d, pacer rate %.2f requests/s", sent.Sub(origin).Seconds(), answered.Sub(origin).Seconds(), status, rate/float64(c.Batch))
+			t.Logf("sent %8.3f s (clock %6.3f s past 10 s), answered %8.3f s: %d, pacer rate %.2f requests/s", sent.Sub(origin).Seconds(), sent.Sub(sent.Truncate(10*time.Second)).Seconds(), answered.Sub(origin).Seconds(), status, rate/float64(c.Batch))
 		}
 		i := int(answered.Sub(origin) / time.Second)
 		for len(secs) <= i {

@@ -198,7 +198,7 @@ func (m cellModel) run(seed uint64) cellFigures {
 
 	load := c.Load()
 	window := time.Duration(0)
-	if spec.Kind == limiter.FixedWindow {
+	if spec.Kind == limiter.FixedWindow || spec.Kind == limiter.Flapping {
 		window = spec.Window
 	}
 	time.Sleep(clockPhase(seed, window))

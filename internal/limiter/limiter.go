@@ -110,6 +110,8 @@ func (l *Limiter) Admit(now time.Time, r Request) Answer {
 		}
 	case Sporadic, Shed:
 		ok = l.draw(r.ID) >= s.Share
+	case Flapping:
+		ok, wait = l.flapping(now)
 	}
 	a := Answer{Status: http.StatusOK}
 	if !ok {
@@ -202,6 +204,16 @@ func (l *Limiter) fixed(now time.Time) (bool, time.Duration) {
 		return true, 0
 	}
 	return false, l.window.Add(l.spec.Window).Sub(now)
+}
+
+// flapping refuses for the first Down of each period (a window at
+// WindowStart), and says how long until it accepts again.
+func (l *Limiter) flapping(now time.Time) (bool, time.Duration) {
+	up := l.spec.WindowStart(now).Add(l.spec.Down)
+	if now.Before(up) {
+		return false, up.Sub(now)
+	}
+	return true, 0
 }
 
 // trim drops from the sliding log what left the window by now.

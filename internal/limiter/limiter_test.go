@@ -156,6 +156,16 @@ func TestAdmit(t *testing.T) {
 			},
 		},
 		{
+			// Refuses everything for 2 s of every 6 s, from 1 s past the
+			// clock's multiples of 6 s; Retry-After says when it is up.
+			name: "flapping, 2 s down of every 6 s, Retry-After",
+			spec: Spec{Kind: Flapping, Hint: HintRetryAfter, Window: 6 * time.Second, Down: 2 * time.Second, Offset: time.Second},
+			steps: []step{
+				ok(0), ok(999 * ms), refused(1000*ms, "2"), refused(2500*ms, "1"),
+				ok(3000 * ms), ok(3000 * ms), ok(6999 * ms), refused(7000*ms, "2"), ok(9000 * ms),
+			},
+		},
+		{
 			name: "fixed window of 10 s, RateLimit fields",
 			spec: Spec{Kind: FixedWindow, Hint: HintRateLimit, Limit: 2, Window: 10 * time.Second},
 			steps: []step{
@@ -359,6 +369,14 @@ func TestValidate(t *testing.T) {
 		{Spec{Kind: FixedWindow, Hint: HintNone, Limit: 5, Window: time.Second, Offset: time.Second}, "offset 1s must be at least 0 and below its window 1s"},
 		{Spec{Kind: FixedWindow, Hint: HintNone, Limit: 5, Window: time.Second, Offset: -time.Millisecond}, "offset -1ms must be at least 0"},
 		{Spec{Kind: SlidingWindow, Hint: HintNone, Limit: 5, Window: time.Second, Offset: time.Millisecond}, "sliding-window limiter has no window offset"},
+		{Spec{Kind: Flapping, Hint: HintNone, Window: 6 * time.Second, Down: 2 * time.Second, Offset: time.Second}, ""},
+		{Spec{Kind: Flapping, Hint: HintNone, Window: 6 * time.Second}, "flapping down 0s must be above 0 and below its window 6s"},
+		{Spec{Kind: Flapping, Hint: HintNone, Window: 6 * time.Second, Down: 6 * time.Second}, "flapping down 6s must be above 0"},
+		{Spec{Kind: Flapping, Hint: HintNone, Down: time.Second}, "flapping window 0s must be positive"},
+		{Spec{Kind: Flapping, Hint: HintNone, Window: 6 * time.Second, Down: time.Second, Offset: 6 * time.Second}, "flapping offset 6s must be at least 0 and below its window 6s"},
+		{Spec{Kind: Flapping, Hint: HintRateLimit, Window: 6 * time.Second, Down: time.Second}, "no quota to announce"},
+		{Spec{Kind: Flapping, Hint: HintNone, Window: 6 * time.Second, Down: time.Second, Limit: 3}, "flapping limiter has no limit"},
+		{Spec{Kind: GCRA, Hint: HintNone, Rate: 1, Down: time.Second}, "never down on a schedule"},
 	} {
 		err := tc.spec.Validate()
 		_, newErr := New(tc.spec)
@@ -391,6 +409,7 @@ func TestString(t *testing.T) {
 		{Spec{Kind: Shed, Hint: HintNone, Share: 0.5}, "load shedding: 50% of requests answered 503, no Retry-After"},
 		{Spec{Kind: Sporadic, Hint: HintNone, Share: 0.05}, "no limit, 5% of requests refused at random, bare 429"},
 		{Spec{Kind: Unlimited, Hint: HintNone}, "no limit"},
+		{Spec{Kind: Flapping, Hint: HintNone, Window: 6 * time.Second, Down: 2 * time.Second}, "no limit, every request refused for 2s of every 6s, bare 429"},
 	} {
 		assert.Equal(t, tc.want, tc.spec.String())
 	}

@@ -64,10 +64,16 @@ const (
 	// Shed answers a random Share of requests (at most half) with 503 and
 	// accepts the rest: load shedding by an overloaded gateway.
 	Shed Kind = "shed"
+	// Flapping refuses every request for Down of every Window (from Offset
+	// past the clock's multiples of Window) and accepts every request the
+	// rest of the time: a gateway whose circuit breaker opens and closes, a
+	// backend a periodic job stalls. No rate brings a refusal on, and none
+	// avoids one.
+	Flapping Kind = "flapping"
 )
 
 // Kinds lists every kind.
-var Kinds = []Kind{Unlimited, TokenItems, TokenBytes, GCRA, FixedWindow, SlidingWindow, InFlight, Sporadic, Shed}
+var Kinds = []Kind{Unlimited, TokenItems, TokenBytes, GCRA, FixedWindow, SlidingWindow, InFlight, Sporadic, Shed, Flapping}
 
 // Hint is what a refusal tells the client besides its status.
 type Hint string
@@ -106,13 +112,18 @@ type Spec struct {
 	// Limit is the requests per Window of FixedWindow and SlidingWindow,
 	// and the open requests InFlight allows.
 	Limit int
-	// Window is the window of FixedWindow and SlidingWindow.
+	// Window is the window of FixedWindow and SlidingWindow, and the
+	// period of Flapping.
 	Window time.Duration
-	// Offset moves FixedWindow's windows that far past the multiples of
-	// Window on the clock, in [0, Window): a limiter whose clock is off
-	// from the sender's, or one that starts its windows where it pleases
-	// (at a key's first request, say). 0: at the multiples.
+	// Offset moves FixedWindow's windows (and Flapping's periods) that far
+	// past the multiples of Window on the clock, in [0, Window): a limiter
+	// whose clock is off from the sender's, or one that starts its windows
+	// where it pleases (at a key's first request, say). 0: at the
+	// multiples.
 	Offset time.Duration
+	// Down is how long Flapping refuses everything at the start of each of
+	// its periods, in (0, Window).
+	Down time.Duration
 	// Share is the share of requests Sporadic refuses and Shed answers
 	// with 503, in (0, 1) and (0, 0.5].
 	Share float64
@@ -133,6 +144,7 @@ func (s Spec) Validate() error {
 	}
 	rate := s.Kind == TokenItems || s.Kind == TokenBytes || s.Kind == GCRA
 	window := s.Kind == FixedWindow || s.Kind == SlidingWindow
+	periodic := window || s.Kind == Flapping
 	random := s.Kind == Sporadic || s.Kind == Shed
 	var errs []error
 	switch {
@@ -154,16 +166,22 @@ func (s Spec) Validate() error {
 		errs = append(errs, fmt.Errorf("limiter: the %s limiter has no limit (%d): leave it 0", s.Kind, s.Limit))
 	}
 	switch {
-	case window && s.Window <= 0:
+	case periodic && s.Window <= 0:
 		errs = append(errs, fmt.Errorf("limiter: %s window %s must be positive", s.Kind, s.Window))
-	case !window && s.Window != 0:
+	case !periodic && s.Window != 0:
 		errs = append(errs, fmt.Errorf("limiter: the %s limiter has no window (%s): leave it 0", s.Kind, s.Window))
 	}
 	switch {
-	case s.Kind == FixedWindow && (s.Offset < 0 || s.Window > 0 && s.Offset >= s.Window):
-		errs = append(errs, fmt.Errorf("limiter: fixed-window offset %s must be at least 0 and below its window %s", s.Offset, s.Window))
-	case s.Kind != FixedWindow && s.Offset != 0:
+	case (s.Kind == FixedWindow || s.Kind == Flapping) && (s.Offset < 0 || s.Window > 0 && s.Offset >= s.Window):
+		errs = append(errs, fmt.Errorf("limiter: %s offset %s must be at least 0 and below its window %s", s.Kind, s.Offset, s.Window))
+	case s.Kind != FixedWindow && s.Kind != Flapping && s.Offset != 0:
 		errs = append(errs, fmt.Errorf("limiter: the %s limiter has no window offset (%s): leave it 0", s.Kind, s.Offset))
+	}
+	switch {
+	case s.Kind == Flapping && !(s.Down > 0 && (s.Window <= 0 || s.Down < s.Window)):
+		errs = append(errs, fmt.Errorf("limiter: flapping down %s must be above 0 and below its window %s", s.Down, s.Window))
+	case s.Kind != Flapping && s.Down != 0:
+		errs = append(errs, fmt.Errorf("limiter: the %s limiter is never down on a schedule (%s): leave down 0", s.Kind, s.Down))
 	}
 	switch {
 	case s.Kind == Sporadic && !(s.Share > 0 && s.Share < 1):
@@ -194,8 +212,8 @@ func joinKinds() string {
 }
 
 // HasQuota reports whether the kind has a limit a client can use up:
-// every kind but Unlimited, Sporadic and Shed.
-func (k Kind) HasQuota() bool { return k != Unlimited && k != Sporadic && k != Shed }
+// every kind but Unlimited, Sporadic, Shed and Flapping.
+func (k Kind) HasQuota() bool { return k != Unlimited && k != Sporadic && k != Shed && k != Flapping }
 
 // burst is the bucket's size (token kinds) or the requests accepted at
 // once (GCRA), with the defaults applied.
@@ -274,6 +292,11 @@ func (s Spec) String() string {
 		fmt.Fprintf(&b, "no limit, %s%% of requests refused at random", num(100*s.Share))
 	case Shed:
 		fmt.Fprintf(&b, "load shedding: %s%% of requests answered 503", num(100*s.Share))
+	case Flapping:
+		fmt.Fprintf(&b, "no limit, every request refused for %s of every %s", s.Down, s.Window)
+		if s.Offset != 0 {
+			fmt.Fprintf(&b, " (starting %s past the clock's multiples)", s.Offset)
+		}
 	default:
 		return string(s.Kind)
 	}
@@ -299,8 +322,8 @@ func num(v float64) string {
 	return fmt.Sprintf("%.3g", v)
 }
 
-// WindowStart is the start of FixedWindow's window that holds t: the
-// multiple of Window at or before t, moved by Offset.
+// WindowStart is the start of FixedWindow's window (Flapping's period)
+// that holds t: the multiple of Window at or before t, moved by Offset.
 func (s Spec) WindowStart(t time.Time) time.Time {
 	return t.Add(-s.Offset).Truncate(s.Window).Add(s.Offset)
 }

@@ -154,6 +154,17 @@ func unlimitedLoad(kind limiter.Kind, hint limiter.Hint, share, rps float64, bat
 	}
 }
 
+// flapping is a backend without a limit, offered rps batches a second,
+// that refuses everything for down of every period (limiter.Flapping),
+// named after both ("flapping-6s/none/20rps/100/down2s").
+func flapping(hint limiter.Hint, period, down time.Duration, rps float64, batch int, d time.Duration) Cell {
+	return Cell{
+		Name:    fmt.Sprintf("%s-%s/%s/%grps/%d/down%s", limiter.Flapping, period, hint, rps, batch, down),
+		Limiter: limiter.Spec{Kind: limiter.Flapping, Hint: hint, Window: period, Down: down, Seed: 1},
+		Batch:   batch, Offered: rps, For: d, Timeout: cellTimeout,
+	}
+}
+
 // MatrixCells is the limiter matrix: every kind of limiter at least once,
 // each hint, request rates from 2 to 50 a second and batches from 50 to
 // 5 000 spans, at the corners that bound the space (the lowest rate with
@@ -212,7 +223,7 @@ func LongCells() []Cell {
 // extraPrefix names a cell of ExtraCells.
 const extraPrefix = "x-"
 
-// ExtraCells are thirteen cells between the matrix's corners that bound the
+// ExtraCells are fifteen cells between the matrix's corners that bound the
 // space further: a GCRA at 5 and 10 requests a second without a hint and
 // with Retry-After, the quota of issue 7 (a token bucket of 4 requests a
 // second of 500 spans, for 20 s) with each hint, a sliding window without
@@ -221,7 +232,9 @@ const extraPrefix = "x-"
 // the 10 s one 2.5 s past them, the 1 s one 300 ms); and the three cells
 // with RateLimit headers with a backend that answers accepted requests
 // after 20 ms (withLatency), as one across a network does, where the
-// matrix's answer at once on loopback. They are not in the matrix (the
+// matrix's answer at once on loopback; and two backends without a limit
+// that refuse everything for a few seconds of every few (flapping: 2 s of
+// every 6 s, 4 s of every 15 s), with bare 429s. They are not in the matrix (the
 // scenario tool's time budget): the limiter model scores them with it
 // (retry's TestScore with SCORE_EXTRA), and a cell runs by its name ("x-"
 // and the cell's).
@@ -245,6 +258,8 @@ func ExtraCells() []Cell {
 		x(withLatency(limited(limiter.GCRA, limiter.HintRateLimit, 20, 200, d), extraLatency)),
 		x(withLatency(windowed(limiter.SlidingWindow, limiter.HintRateLimit, time.Second, 50, 50, d), extraLatency)),
 		x(withLatency(limited(limiter.TokenItems, limiter.HintRateLimit, 4, 500, 20*time.Second), extraLatency)),
+		x(flapping(limiter.HintNone, 6*time.Second, 2*time.Second, 20, 100, 20*time.Second)),
+		x(flapping(limiter.HintNone, 15*time.Second, 4*time.Second, 20, 100, 20*time.Second)),
 	}
 }
 

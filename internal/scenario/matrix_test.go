@@ -61,6 +61,10 @@ func TestMatrixCellsBoundTheSpace(t *testing.T) {
 		}
 	}
 	for _, k := range limiter.Kinds {
+		if k == limiter.Flapping {
+			// Not one of the limiters: the extra cells have it.
+			continue
+		}
 		assert.True(t, kinds[k], "kind %s in no cell", k)
 	}
 	for _, h := range limiter.Hints {
@@ -104,10 +108,12 @@ func TestLongCells(t *testing.T) {
 }
 
 // TestExtraCells: the extra cells run by their names, are not in the
-// matrix, and each has a limit, offered twice.
+// matrix, and each has a limit, but the flapping backends (no limit, every
+// kind of limiter has a cell in the matrix or here).
 func TestExtraCells(t *testing.T) {
 	extra := ExtraCells()
-	require.Len(t, extra, 13)
+	require.Len(t, extra, 15)
+	flapping := 0
 	inMatrix := map[string]bool{}
 	for _, c := range MatrixCells() {
 		inMatrix[c.Name] = true
@@ -116,7 +122,12 @@ func TestExtraCells(t *testing.T) {
 		assert.True(t, strings.HasPrefix(c.Name, "x-"), c.Name)
 		assert.False(t, inMatrix[c.Name], "%s in the matrix", c.Name)
 		assert.False(t, inMatrix[strings.TrimPrefix(c.Name, "x-")], "%s twins a matrix cell", c.Name)
-		assert.True(t, c.Limiter.Kind.HasQuota(), c.Name)
+		if c.Limiter.Kind == limiter.Flapping {
+			flapping++
+			assert.Less(t, c.Limiter.Down, c.Limiter.Window, c.Name)
+		} else {
+			assert.True(t, c.Limiter.Kind.HasQuota(), c.Name)
+		}
 		got, ok := CellByName(c.Name)
 		require.True(t, ok, c.Name)
 		assert.Equal(t, c, got)
@@ -124,6 +135,7 @@ func TestExtraCells(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, c.Name, s.Name)
 	}
+	assert.Equal(t, 2, flapping, "two flapping backends")
 	c, ok := CellByName("x-sliding-window-1s/ratelimit/50rps/50/20ms")
 	require.True(t, ok)
 	assert.Equal(t, 20*time.Millisecond, c.Latency)

@@ -144,6 +144,12 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 			t.secondWindows = v != 0
 		case "windowSchedule":
 			t.windowSchedule = v != 0
+		case "rowMeasure":
+			t.rowMeasure = v != 0
+		case "rowAge":
+			t.rowAge = seconds(v)
+		case "rowKeep":
+			t.rowKeep = v != 0
 		case "cutFromFirstSlot":
 			t.cutFromFirstSlot = v != 0
 		case "bareMargin":

@@ -99,6 +99,26 @@ type pacerTuning struct {
 	// bare cut sets the pace, so that a bucket the pace emptied fills
 	// again.
 	bareMargin float64
+	// rowAge is how long a row of bare 429s (two or more in a row,
+	// nothing accepted since its first) must last to read as refusing
+	// whatever the pace (a backend that flaps, a window that ran out):
+	// the time of the row's first refusal, the requests that left before
+	// it refused with it, and the spaced ones after.
+	rowAge time.Duration
+	// rowKeep: a bare 429 in such a row cuts nothing: its first refusal
+	// made the cut, the spacing slows the requests (spaced), the hold
+	// follows (Policy); a measure over the last acceptWindow would read
+	// the row's silence as the backend's rate. False (a variant only):
+	// the nineteenth step's law, which cut behind a backend refusing 2 s
+	// of every 6 s to a request a second (docs/benchmarks.md, twentieth
+	// step).
+	rowKeep bool
+	// rowMeasure: the acceptance that ends such a row (nothing
+	// scheduled) measures what the backend accepts afresh from there, the
+	// pace and its plateau kept: the next cut is not of a span that holds
+	// the row's silence. False (a variant only): measured from the last
+	// cut, so that each row of a flapping backend cut the pace again.
+	rowMeasure bool
 	// regainRequests, minRegain and maxRegain set how long the pace takes
 	// to climb back to the rate the backend accepted after a bare cut (the
 	// plateau): the time of regainRequests requests at that rate, at least
@@ -395,6 +415,9 @@ var defaultTuning = pacerTuning{
 	slowStartFromSend:    true,
 	firstBareCut:         0.05,
 	bareMargin:           0.05,
+	rowAge:               time.Second,
+	rowKeep:              true,
+	rowMeasure:           true,
 	regainRequests:       20,
 	minRegain:            2 * time.Second,
 	maxRegain:            10190 * time.Millisecond,

@@ -488,6 +488,11 @@ func (s rateState) Accepted(now, sent time.Time, items int) rateState {
 		// (windowCheck).
 		s = s.startSchedule(now, s.windowStart(sent), windowAlign, s.RowStartRun, tuning.windowCheck && s.WindowProbed)
 	}
+	if tuning.rowMeasure && s.refusedWhatever(now) {
+		// The row refused whatever the pace: what the backend accepts is
+		// measured from here, at the pace of the moment.
+		s = s.bare(now, s.Rate(now), s.Plateau, s.Measured)
+	}
 	if s.Streak > 0 {
 		s.PrevRun = 0
 		if (s.Streak >= tuning.windowRow || s.RowWindow) && now.Sub(s.RowRunStart) >= tuning.windowClosed {
@@ -509,6 +514,14 @@ func (s rateState) Accepted(now, sent time.Time, items int) rateState {
 		s = s.secondAccepted(now, sent)
 	}
 	return s.checkAccepted(now, sent).background(now, false)
+}
+
+// refusedWhatever says whether the row of bare 429s (Streak) that an
+// answer at now ends or goes on, at a bare pace with nothing scheduled,
+// refused whatever the pace: two or more in a row, the first at least
+// rowAge before now.
+func (s rateState) refusedWhatever(now time.Time) bool {
+	return s.Streak >= 2 && s.Mode == ratePaced && s.Bare && s.WindowTake == 0 && now.Sub(s.StreakStart) >= tuning.rowAge
 }
 
 // windowReset says whether the row of bare 429s (Streak) that a request

@@ -183,6 +183,12 @@ func (s rateState) bareCut(r refusedAnswer, floor float64) rateState {
 		}
 		return s.bare(r.At, ceiling, sent/(1-tuning.firstBareCut), false)
 	}
+	if tuning.rowKeep && s.AcceptedRun == 0 && s.refusedWhatever(r.At) {
+		// Deep in a row that refuses whatever the pace: its first
+		// refusal cut, the spacing slows the requests, the hold follows
+		// (Policy).
+		return s
+	}
 	if s.AcceptedRun == 0 && r.Recent == 0 {
 		// Nothing accepted since the last cut, nor within acceptWindow:
 		// the refusal holds the destination (Policy), and says nothing of

@@ -1255,3 +1255,56 @@ func TestSecondWindow(t *testing.T) {
 	defer restore()
 	assert.Zero(t, again(accept(refuse(accept(retry.RateState{}, 12, 0, 0.05), 0.65), 1, 1.05, 0.05), 12).WindowTake, "secondWindows off")
 }
+
+// TestRateRowsThatRefuseWhatever: a row of bare 429s (two or more, nothing
+// accepted since its first) that has lasted rowAge refuses whatever the
+// pace, as a flapping backend or a window that ran out does. A refusal deep
+// in it cuts nothing (rowKeep), where the measure over the last
+// acceptWindow would read the row's silence as the backend's rate and cut
+// to a fraction of it; a refusal in a row younger than rowAge cuts as
+// before. The acceptance that ends such a row measures what the backend
+// accepts afresh (rowMeasure), at the pace of the moment: the next cut is
+// of what was accepted since, not of a span that holds the row.
+func TestRateRowsThatRefuseWhatever(t *testing.T) {
+	sec := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	with := func(set map[string]float64, f func()) {
+		restore, err := retry.SetTuning(set)
+		require.NoError(t, err)
+		defer restore()
+		f()
+	}
+	// Cut at 1 s by the row's first refusal to 1 800 items a second;
+	// refused since, the row's first at 1 s.
+	row := retry.RateState{Mode: retry.RatePaced, Ceiling: 1800, Since: sec(1), Next: sec(1), Epoch: 1, ItemsPerRequest: 100,
+		FirstAccepted: sec(-10), Bare: true, Plateau: 2000, Regain: 2 * time.Second,
+		Streak: 3, StreakStart: sec(1), LastRefusal: sec(1.4)}
+	deep := retry.Refusal{At: sec(2.2), Sent: sec(2.19), Items: 100, Bare: true, Recent: 400, RecentSent: 1000}
+	assert.InDelta(t, 1800, row.Refused(deep).Ceiling, 1e-6, "1.2 s into the row: no cut")
+	with(map[string]float64{"rowKeep": 0}, func() {
+		assert.InDelta(t, 0.95*400/2, row.Refused(deep).Ceiling, 1e-6, "rowKeep off: cut to what the last 2 s, mostly the row, accepted")
+	})
+	young := retry.Refusal{At: sec(1.6), Sent: sec(1.59), Items: 100, Bare: true, Recent: 400, RecentSent: 1000}
+	var law float64
+	with(map[string]float64{"rowKeep": 0}, func() { law = row.Refused(young).Ceiling })
+	assert.Less(t, law, 1800.0, "a row 0.6 s old cuts")
+	assert.InDelta(t, law, row.Refused(young).Ceiling, 1e-6, "as it did before")
+
+	// The row ends at 4 s (the request that ended it left before the new
+	// measure began); nine more accepted in the 2 s after; refused at 6 s.
+	after := func() (atEnd, pace float64, cut retry.RateState) {
+		s := row.Accepted(sec(4), sec(3.99), 100)
+		atEnd, pace = row.Rate(sec(4)), s.Rate(sec(4))
+		for i := 1; i < 10; i++ {
+			at := sec(4 + 0.2*float64(i))
+			s = s.Accepted(at, at.Add(-10*time.Millisecond), 100)
+		}
+		return atEnd, pace, s.Refused(retry.Refusal{At: sec(6), Sent: sec(5.99), Items: 100, Bare: true, Recent: 1000, RecentSent: 1100})
+	}
+	atEnd, pace, cut := after()
+	assert.InDelta(t, atEnd, pace, 1e-6, "the pace of the moment kept")
+	assert.InDelta(t, 0.95*900/2, cut.Ceiling, 1e-6, "the cut: what was accepted since the row ended, over the 2 s since")
+	with(map[string]float64{"rowMeasure": 0}, func() {
+		_, _, cut := after()
+		assert.InDelta(t, 0.95*1000/5, cut.Ceiling, 1e-6, "rowMeasure off: over the 5 s since the cut, the row's 3 s in it")
+	})
+}

@@ -521,7 +521,8 @@ func (s rateState) Accepted(now, sent time.Time, items int) rateState {
 // refused whatever the pace: two or more in a row, the first at least
 // rowAge before now.
 func (s rateState) refusedWhatever(now time.Time) bool {
-	return s.Streak >= 2 && s.Mode == ratePaced && s.Bare && s.WindowTake == 0 && now.Sub(s.StreakStart) >= tuning.rowAge
+	return s.Streak >= 2 && !s.StreakStart.IsZero() && s.Mode == ratePaced && s.Bare && s.WindowTake == 0 &&
+		now.Sub(s.StreakStart) >= tuning.rowAge
 }
 
 // windowReset says whether the row of bare 429s (Streak) that a request

@@ -148,6 +148,8 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 			t.rowMeasure = v != 0
 		case "rowAge":
 			t.rowAge = seconds(v)
+		case "rowRun":
+			t.rowRun = v
 		case "rowIntervals":
 			t.rowIntervals = v
 		case "rowKeep":

@@ -106,12 +106,14 @@ type pacerTuning struct {
 	// it refused with it, and the spaced ones after.
 	rowAge time.Duration
 	// rowIntervals: such a row must also have lasted that many intervals
-	// at the pace of the moment. A member of a fleet behind one limit
-	// sends a request or two a second, and two refusals in a row, spaced,
-	// span a second behind a GCRA that refuses it by the rate: read as a
-	// row that refuses whatever the pace, its pace went uncut, and the
-	// bare fleet was refused more (docs/benchmarks.md, twentieth step).
+	// at the pace of the moment, and rowRun: it must have followed a run
+	// of at least rowRun acceptances. A member of a fleet behind one
+	// limit sends a request or two a second, the others' load fills the
+	// limit, and its refusals come in rows after short runs: read as rows
+	// that refuse whatever the pace, its pace went uncut, and the bare
+	// fleet was refused more (docs/benchmarks.md, twentieth step).
 	rowIntervals float64
+	rowRun       float64
 	// rowKeep: a bare 429 in such a row cuts nothing: its first refusal
 	// made the cut, the spacing slows the requests (spaced), the hold
 	// follows (Policy); a measure over the last acceptWindow would read
@@ -424,6 +426,7 @@ var defaultTuning = pacerTuning{
 	bareMargin:           0.05,
 	rowAge:               time.Second,
 	rowIntervals:         8,
+	rowRun:               10,
 	rowKeep:              true,
 	rowMeasure:           true,
 	regainRequests:       20,

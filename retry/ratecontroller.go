@@ -518,10 +518,11 @@ func (s rateState) Accepted(now, sent time.Time, items int) rateState {
 
 // refusedWhatever says whether the row of bare 429s (Streak) that an
 // answer at now ends or goes on, at a bare pace with nothing scheduled,
-// refused whatever the pace: two or more in a row, the first at least
-// rowAge and rowIntervals intervals at the pace of the moment before now.
+// refused whatever the pace: two or more in a row after a run of at least
+// rowRun acceptances, the first at least rowAge and rowIntervals intervals
+// at the pace of the moment before now.
 func (s rateState) refusedWhatever(now time.Time) bool {
-	if s.Streak < 2 || s.StreakStart.IsZero() || s.Mode != ratePaced || !s.Bare || s.WindowTake > 0 {
+	if s.Streak < 2 || s.StreakStart.IsZero() || s.Mode != ratePaced || !s.Bare || s.WindowTake > 0 || float64(s.RowStartRun) < tuning.rowRun {
 		return false
 	}
 	age := max(tuning.rowAge, time.Duration(tuning.rowIntervals*float64(interval(max(s.ItemsPerRequest, 1), s.Rate(now)))))

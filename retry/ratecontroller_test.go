@@ -1257,8 +1257,9 @@ func TestSecondWindow(t *testing.T) {
 }
 
 // TestRateRowsThatRefuseWhatever: a row of bare 429s (two or more, nothing
-// accepted since its first) that has lasted rowAge refuses whatever the
-// pace, as a flapping backend or a window that ran out does. A refusal deep
+// accepted since its first) after a run of at least rowRun acceptances,
+// that has lasted rowAge and rowIntervals intervals at the pace, refuses
+// whatever the pace, as a flapping backend or a window that ran out does. A refusal deep
 // in it cuts nothing (rowKeep), where the measure over the last
 // acceptWindow would read the row's silence as the backend's rate and cut
 // to a fraction of it; a refusal in a row younger than rowAge cuts as
@@ -1277,12 +1278,21 @@ func TestRateRowsThatRefuseWhatever(t *testing.T) {
 	// refused since, the row's first at 1 s.
 	row := retry.RateState{Mode: retry.RatePaced, Ceiling: 1800, Since: sec(1), Next: sec(1), Epoch: 1, ItemsPerRequest: 100,
 		FirstAccepted: sec(-10), Bare: true, Plateau: 2000, Regain: 2 * time.Second,
-		Streak: 3, StreakStart: sec(1), LastRefusal: sec(1.4)}
+		Streak: 3, StreakStart: sec(1), LastRefusal: sec(1.4), RowStartRun: 40}
 	deep := retry.Refusal{At: sec(2.2), Sent: sec(2.19), Items: 100, Bare: true, Recent: 400, RecentSent: 1000}
 	assert.InDelta(t, 1800, row.Refused(deep).Ceiling, 1e-6, "1.2 s into the row: no cut")
 	with(map[string]float64{"rowKeep": 0}, func() {
 		assert.InDelta(t, 0.95*400/2, row.Refused(deep).Ceiling, 1e-6, "rowKeep off: cut to what the last 2 s, mostly the row, accepted")
 	})
+	// After a run of four acceptances (a fleet's member, its share taken
+	// by the others, is refused in rows after short runs), or at a pace
+	// of five requests a second (eight intervals: 1.6 s), the row cuts.
+	short := row
+	short.RowStartRun = 4
+	assert.InDelta(t, 0.95*400/2, short.Refused(deep).Ceiling, 1e-6, "a row after a run of 4: cut")
+	slow := row
+	slow.Ceiling, slow.Plateau = 500, 500
+	assert.Less(t, slow.Refused(deep).Ceiling, 500.0, "1.2 s into a row at 5 requests a second: cut")
 	young := retry.Refusal{At: sec(1.6), Sent: sec(1.59), Items: 100, Bare: true, Recent: 400, RecentSent: 1000}
 	var law float64
 	with(map[string]float64{"rowKeep": 0}, func() { law = row.Refused(young).Ceiling })

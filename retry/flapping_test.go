@@ -15,11 +15,12 @@ import (
 
 // TestModelAFlappingBackend: behind a backend that refuses every request
 // for 4 s of every 15 s (bare 429s) and takes everything the rest of the
-// time, the load is delivered in full on more seeds than with the
-// nineteenth step's law (rowKeep and rowMeasure off), whose every row cut
-// the pace to what a span holding the row accepted: a fraction of the load,
-// then less at each row. Over the same seeds, the rows' refusals cut
-// nothing deep in a row, and nothing is dropped either way.
+// time, the limiter model delivers the load in full on more seeds with the
+// variants rowKeep and rowMeasure on than with the default, whose every
+// row cuts the pace to what a span holding the row accepted: a fraction of
+// the load, then less at each row. Nothing is dropped either way. (Built
+// collectors did not agree: with both on, the 15 s flap was delivered
+// later; docs/benchmarks.md, "Tried after the nineteenth step".)
 func TestModelAFlappingBackend(t *testing.T) {
 	c, ok := scenario.CellByName("x-flapping-15s/none/20rps/100/down4s")
 	require.True(t, ok)
@@ -34,14 +35,14 @@ func TestModelAFlappingBackend(t *testing.T) {
 		}
 		return n, dropped
 	}
-	now, dropped := delivered()
-	assert.Zero(t, dropped, "dropped")
-	restore, err := retry.SetTuning(map[string]float64{"rowKeep": 0, "rowMeasure": 0})
+	law, dropped := delivered()
+	assert.Zero(t, dropped, "dropped, the default")
+	restore, err := retry.SetTuning(map[string]float64{"rowKeep": 1, "rowMeasure": 1})
 	require.NoError(t, err)
 	defer restore()
-	before, droppedBefore := delivered()
-	assert.Zero(t, droppedBefore, "dropped, the law before")
-	t.Logf("seeds delivered in full: %d of %d; the law before: %d", now, seeds, before)
-	assert.Equal(t, seeds, now, "seeds delivered in full")
-	assert.Greater(t, now, before+2, "seeds delivered in full, against the law before")
+	rows, droppedRows := delivered()
+	assert.Zero(t, droppedRows, "dropped, rowKeep and rowMeasure on")
+	t.Logf("seeds delivered in full: %d of %d; rowKeep and rowMeasure on: %d", law, seeds, rows)
+	assert.Equal(t, seeds, rows, "seeds delivered in full, rowKeep and rowMeasure on")
+	assert.Greater(t, rows, law+2, "seeds delivered in full, against the default")
 }

@@ -487,14 +487,11 @@ func TestLoopAWrongScheduleEnds(t *testing.T) {
 // end across a multiple move the windows' phase (windowPhase), the holds
 // and probes go to the starts at the phase, and the window is scheduled
 // there: the last windows (of the backend's, from 2.5 s past a multiple)
-// take their 10 each and refuse nothing, and the run refuses fewer than
-// with the eighteenth step's law (windowPhase off), whose holds and probes
-// at the multiples were refused; and with windowPhaseHold off, a counted
-// hold too far from the next start at the phase went at the pace, and
-// refused more. (It also ended earlier than with windowPhase off until the
-// twentieth step: since, a row's refusals deep in it no longer cut the
-// pace off the multiples either, and that run ends about a second sooner
-// than this one, with five refusals more.)
+// take their 10 each and refuse nothing, and the run refuses fewer and
+// ends earlier than with the eighteenth step's law (windowPhase off),
+// whose holds and probes at the multiples were refused; and with
+// windowPhaseHold off, a counted hold too far from the next start at the
+// phase went at the pace, and refused more.
 func TestLoopAWindowOffTheMultiples(t *testing.T) {
 	const offset = 2500 * time.Millisecond
 	count := func(at []time.Duration, status []int) (map[int]*windowCount, int) {
@@ -538,4 +535,5 @@ func TestLoopAWindowOffTheMultiples(t *testing.T) {
 	atBefore, statusBefore, _ := windowRunOff(t, windowPhase, offset)
 	_, refusedBefore := count(atBefore, statusBefore)
 	assert.Less(t, refused, refusedBefore, "refused")
+	assert.Less(t, at[len(at)-1], atBefore[len(atBefore)-1], "the last answer")
 }

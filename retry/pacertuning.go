@@ -99,35 +99,27 @@ type pacerTuning struct {
 	// bare cut sets the pace, so that a bucket the pace emptied fills
 	// again.
 	bareMargin float64
-	// rowAge is how long a row of bare 429s (two or more in a row,
-	// nothing accepted since its first) must last to read as refusing
-	// whatever the pace (a backend that flaps, a window that ran out):
-	// the time of the row's first refusal, the requests that left before
-	// it refused with it, and the spaced ones after.
-	rowAge time.Duration
-	// rowIntervals: such a row must also have lasted that many intervals
-	// at the pace of the moment, and rowRun: it must have followed a run
-	// of at least rowRun acceptances. A member of a fleet behind one
-	// limit sends a request or two a second, the others' load fills the
-	// limit, and its refusals come in rows after short runs: read as rows
-	// that refuse whatever the pace, its pace went uncut, and the bare
-	// fleet was refused more (docs/benchmarks.md, twentieth step).
-	rowIntervals float64
-	rowRun       float64
-	// rowKeep: a bare 429 in such a row cuts nothing: its first refusal
-	// made the cut, the spacing slows the requests (spaced), the hold
-	// follows (Policy); a measure over the last acceptWindow would read
-	// the row's silence as the backend's rate. False (a variant only):
-	// the nineteenth step's law, which cut behind a backend refusing 2 s
-	// of every 6 s to a request a second (docs/benchmarks.md, twentieth
-	// step).
-	rowKeep bool
-	// rowMeasure: the acceptance that ends such a row (nothing
-	// scheduled) measures what the backend accepts afresh from there, the
-	// pace and its plateau kept: the next cut is not of a span that holds
-	// the row's silence. False (a variant only): measured from the last
-	// cut, so that each row of a flapping backend cut the pace again.
-	rowMeasure bool
+	// rowKeep and rowMeasure (variants only; off in the default) read a
+	// row of bare 429s that refuses whatever the pace (a backend that
+	// flaps, a window that ran out; rateState.refusedWhatever): two or
+	// more in a row, nothing accepted since its first, after a run of at
+	// least rowRun acceptances, lasting at least rowAge and rowIntervals
+	// intervals at the pace of the moment. With rowKeep, a bare 429 deep
+	// in such a row cuts nothing (its first refusal made the cut; a
+	// measure over the last acceptWindow reads the row's silence as the
+	// backend's rate); with rowMeasure, the acceptance that ends it
+	// measures what the backend accepts afresh from there, the pace and
+	// its plateau kept. In the limiter model both lifted the flapping
+	// cells and the sliding window without a hint; against built
+	// collectors the sliding window gained as much, but the 15 s flap was
+	// delivered later, and without rowRun and rowIntervals (a fleet
+	// member's rows after short runs, a second long at a request or two a
+	// second) the bare fleet was refused more. Measured and not kept:
+	// docs/benchmarks.md ("Tried after the nineteenth step").
+	rowKeep, rowMeasure bool
+	rowAge              time.Duration
+	rowIntervals        float64
+	rowRun              float64
 	// regainRequests, minRegain and maxRegain set how long the pace takes
 	// to climb back to the rate the backend accepted after a bare cut (the
 	// plateau): the time of regainRequests requests at that rate, at least
@@ -427,8 +419,6 @@ var defaultTuning = pacerTuning{
 	rowAge:               time.Second,
 	rowIntervals:         8,
 	rowRun:               10,
-	rowKeep:              true,
-	rowMeasure:           true,
 	regainRequests:       20,
 	minRegain:            2 * time.Second,
 	maxRegain:            10190 * time.Millisecond,

@@ -1256,10 +1256,12 @@ func TestSecondWindow(t *testing.T) {
 	assert.Zero(t, again(accept(refuse(accept(retry.RateState{}, 12, 0, 0.05), 0.65), 1, 1.05, 0.05), 12).WindowTake, "secondWindows off")
 }
 
-// TestRateRowsThatRefuseWhatever: a row of bare 429s (two or more, nothing
-// accepted since its first) after a run of at least rowRun acceptances,
-// that has lasted rowAge and rowIntervals intervals at the pace, refuses
-// whatever the pace, as a flapping backend or a window that ran out does. A refusal deep
+// TestRateRowsThatRefuseWhatever: the variants rowKeep and rowMeasure
+// (off in the default, measured in docs/benchmarks.md, "Tried after the
+// nineteenth step"). A row of bare 429s (two or more, nothing accepted
+// since its first) after a run of at least rowRun acceptances, that has
+// lasted rowAge and rowIntervals intervals at the pace, refuses whatever
+// the pace, as a flapping backend or a window that ran out does. A refusal deep
 // in it cuts nothing (rowKeep), where the measure over the last
 // acceptWindow would read the row's silence as the backend's rate and cut
 // to a fraction of it; a refusal in a row younger than rowAge cuts as
@@ -1268,8 +1270,16 @@ func TestSecondWindow(t *testing.T) {
 // of what was accepted since, not of a span that holds the row.
 func TestRateRowsThatRefuseWhatever(t *testing.T) {
 	sec := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	on := map[string]float64{"rowKeep": 1, "rowMeasure": 1}
 	with := func(set map[string]float64, f func()) {
-		restore, err := retry.SetTuning(set)
+		all := map[string]float64{}
+		for k, v := range on {
+			all[k] = v
+		}
+		for k, v := range set {
+			all[k] = v
+		}
+		restore, err := retry.SetTuning(all)
 		require.NoError(t, err)
 		defer restore()
 		f()
@@ -1280,24 +1290,25 @@ func TestRateRowsThatRefuseWhatever(t *testing.T) {
 		FirstAccepted: sec(-10), Bare: true, Plateau: 2000, Regain: 2 * time.Second,
 		Streak: 3, StreakStart: sec(1), LastRefusal: sec(1.4), RowStartRun: 40}
 	deep := retry.Refusal{At: sec(2.2), Sent: sec(2.19), Items: 100, Bare: true, Recent: 400, RecentSent: 1000}
-	assert.InDelta(t, 1800, row.Refused(deep).Ceiling, 1e-6, "1.2 s into the row: no cut")
-	with(map[string]float64{"rowKeep": 0}, func() {
-		assert.InDelta(t, 0.95*400/2, row.Refused(deep).Ceiling, 1e-6, "rowKeep off: cut to what the last 2 s, mostly the row, accepted")
-	})
-	// After a run of four acceptances (a fleet's member, its share taken
-	// by the others, is refused in rows after short runs), or at a pace
-	// of five requests a second (eight intervals: 1.6 s), the row cuts.
-	short := row
-	short.RowStartRun = 4
-	assert.InDelta(t, 0.95*400/2, short.Refused(deep).Ceiling, 1e-6, "a row after a run of 4: cut")
-	slow := row
-	slow.Ceiling, slow.Plateau = 500, 500
-	assert.Less(t, slow.Refused(deep).Ceiling, 500.0, "1.2 s into a row at 5 requests a second: cut")
 	young := retry.Refusal{At: sec(1.6), Sent: sec(1.59), Items: 100, Bare: true, Recent: 400, RecentSent: 1000}
-	var law float64
-	with(map[string]float64{"rowKeep": 0}, func() { law = row.Refused(young).Ceiling })
-	assert.Less(t, law, 1800.0, "a row 0.6 s old cuts")
-	assert.InDelta(t, law, row.Refused(young).Ceiling, 1e-6, "as it did before")
+	// The default: cut to what the last 2 s, mostly the row, accepted.
+	assert.InDelta(t, 0.95*400/2, row.Refused(deep).Ceiling, 1e-6, "default: cut within the row")
+	law := row.Refused(young).Ceiling
+	assert.Less(t, law, 1800.0, "default: a row 0.6 s old cuts")
+	with(nil, func() {
+		assert.InDelta(t, 1800, row.Refused(deep).Ceiling, 1e-6, "rowKeep: 1.2 s into the row, no cut")
+		assert.InDelta(t, law, row.Refused(young).Ceiling, 1e-6, "rowKeep: a row 0.6 s old cuts as in the default")
+		// After a run of four acceptances (a fleet's member, its share
+		// taken by the others, is refused in rows after short runs), or
+		// at a pace of five requests a second (eight intervals: 1.6 s),
+		// the row cuts.
+		short := row
+		short.RowStartRun = 4
+		assert.InDelta(t, 0.95*400/2, short.Refused(deep).Ceiling, 1e-6, "rowKeep: a row after a run of 4 cuts")
+		slow := row
+		slow.Ceiling, slow.Plateau = 500, 500
+		assert.Less(t, slow.Refused(deep).Ceiling, 500.0, "rowKeep: 1.2 s into a row at 5 requests a second, a cut")
+	})
 
 	// The row ends at 4 s (the request that ended it left before the new
 	// measure began); nine more accepted in the 2 s after; refused at 6 s.
@@ -1310,11 +1321,11 @@ func TestRateRowsThatRefuseWhatever(t *testing.T) {
 		}
 		return atEnd, pace, s.Refused(retry.Refusal{At: sec(6), Sent: sec(5.99), Items: 100, Bare: true, Recent: 1000, RecentSent: 1100})
 	}
-	atEnd, pace, cut := after()
-	assert.InDelta(t, atEnd, pace, 1e-6, "the pace of the moment kept")
-	assert.InDelta(t, 0.95*900/2, cut.Ceiling, 1e-6, "the cut: what was accepted since the row ended, over the 2 s since")
-	with(map[string]float64{"rowMeasure": 0}, func() {
-		_, _, cut := after()
-		assert.InDelta(t, 0.95*1000/5, cut.Ceiling, 1e-6, "rowMeasure off: over the 5 s since the cut, the row's 3 s in it")
+	_, _, cut := after()
+	assert.InDelta(t, 0.95*1000/5, cut.Ceiling, 1e-6, "default: over the 5 s since the cut, the row's 3 s in it")
+	with(nil, func() {
+		atEnd, pace, cut := after()
+		assert.InDelta(t, atEnd, pace, 1e-6, "rowMeasure: the pace of the moment kept")
+		assert.InDelta(t, 0.95*900/2, cut.Ceiling, 1e-6, "rowMeasure: what was accepted since the row ended, over the 2 s since")
 	})
 }

@@ -146,15 +146,15 @@ var pacerVariants = []pacerVariant{
 	// first request (less one interval), not from the cut.
 	{"cutFromFirstSlot=1", map[string]float64{"cutFromFirstSlot": 1}, true},
 	// A row of bare 429s that refuses whatever the pace (a flapping
-	// backend): the nineteenth step's law (both off), each alone, the
-	// age at which a row reads so, half of it and twice it, and the
-	// step's first form (no run, no intervals asked of the row).
-	{"rowKeep=0,rowMeasure=0", map[string]float64{"rowKeep": 0, "rowMeasure": 0}, true},
-	{"rowKeep=0", map[string]float64{"rowKeep": 0}, true},
-	{"rowMeasure=0", map[string]float64{"rowMeasure": 0}, true},
-	{"rowAge=0.5", map[string]float64{"rowAge": 0.5}, true},
-	{"rowAge=2", map[string]float64{"rowAge": 2}, true},
-	{"rowRun=0,rowIntervals=0", map[string]float64{"rowRun": 0, "rowIntervals": 0}, true},
+	// backend): both rules on, each alone, the age at which a row reads
+	// so at half and twice its value, and the first form (no run, no
+	// intervals asked of the row).
+	{"rowKeep=1,rowMeasure=1", map[string]float64{"rowKeep": 1, "rowMeasure": 1}, true},
+	{"rowKeep=1", map[string]float64{"rowKeep": 1}, true},
+	{"rowMeasure=1", map[string]float64{"rowMeasure": 1}, true},
+	{"rowKeep=1,rowMeasure=1,rowAge=0.5", map[string]float64{"rowKeep": 1, "rowMeasure": 1, "rowAge": 0.5}, true},
+	{"rowKeep=1,rowMeasure=1,rowAge=2", map[string]float64{"rowKeep": 1, "rowMeasure": 1, "rowAge": 2}, true},
+	{"rowKeep=1,rowMeasure=1,rowRun=0,rowIntervals=0", map[string]float64{"rowKeep": 1, "rowMeasure": 1, "rowRun": 0, "rowIntervals": 0}, true},
 	// A fixed window of a second learned from the clock's seconds: off
 	// (the sixteenth step's law), and the fewest acceptances in a second
 	// that show its take.

@@ -178,7 +178,7 @@ func (s Spec) Validate() error {
 		errs = append(errs, fmt.Errorf("limiter: the %s limiter has no window offset (%s): leave it 0", s.Kind, s.Offset))
 	}
 	switch {
-	case s.Kind == Flapping && !(s.Down > 0 && (s.Window <= 0 || s.Down < s.Window)):
+	case s.Kind == Flapping && (s.Down <= 0 || s.Window > 0 && s.Down >= s.Window):
 		errs = append(errs, fmt.Errorf("limiter: flapping down %s must be above 0 and below its window %s", s.Down, s.Window))
 	case s.Kind != Flapping && s.Down != 0:
 		errs = append(errs, fmt.Errorf("limiter: the %s limiter is never down on a schedule (%s): leave down 0", s.Kind, s.Down))

@@ -6,9 +6,10 @@
 // the retry loop's models in virtual time can put any of them in front of a
 // backend: token buckets counted in items or in bytes, a request-rate
 // leaky bucket (GCRA) with a burst, fixed and sliding windows, an in-flight
-// (concurrency) limit, sporadic refusals with no limit at all, and load
-// shedding with 503. Each refuses with or without hints: a bare 429, a
-// Retry-After, or the IETF RateLimit-Policy / RateLimit fields.
+// (concurrency) limit, sporadic refusals with no limit at all, load
+// shedding with 503, and a backend that flaps (everything refused for a
+// few seconds of every few). Each refuses with or without hints: a bare
+// 429, a Retry-After, or the IETF RateLimit-Policy / RateLimit fields.
 //
 // A Limiter is pure: it reads no clock (every call takes the time), draws
 // its random refusals from a generator seeded by its Spec, and so decides

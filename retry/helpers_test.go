@@ -45,6 +45,16 @@ func withRetryAfter(code int, value string) retry.Response {
 // transportErr builds the response of an attempt that got no answer.
 func transportErr(err error) retry.Response { return retry.Response{Err: err} }
 
+// withTuning runs f with the pacer's tuning set as set names it
+// (retry.SetTuning), and the default again after.
+func withTuning(t *testing.T, set map[string]float64, f func()) {
+	t.Helper()
+	restore, err := retry.SetTuning(set)
+	require.NoError(t, err)
+	defer restore()
+	f()
+}
+
 // times repeats r n times.
 func times(n int, r retry.Response) []retry.Response {
 	out := make([]retry.Response, n)

@@ -920,12 +920,7 @@ func TestWindowCounted(t *testing.T) {
 // booked for).
 func TestRateCutVariants(t *testing.T) {
 	sec := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
-	with := func(set map[string]float64, f func()) {
-		restore, err := retry.SetTuning(set)
-		require.NoError(t, err)
-		defer restore()
-		f()
-	}
+	with := func(set map[string]float64, f func()) { withTuning(t, set, f) }
 
 	// Two requests of 100 items accepted from 0.48 s before, the third
 	// refused: 300 items sent, 200 accepted.
@@ -1270,20 +1265,7 @@ func TestSecondWindow(t *testing.T) {
 // of what was accepted since, not of a span that holds the row.
 func TestRateRowsThatRefuseWhatever(t *testing.T) {
 	sec := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
-	on := map[string]float64{"rowKeep": 1, "rowMeasure": 1}
-	with := func(set map[string]float64, f func()) {
-		all := map[string]float64{}
-		for k, v := range on {
-			all[k] = v
-		}
-		for k, v := range set {
-			all[k] = v
-		}
-		restore, err := retry.SetTuning(all)
-		require.NoError(t, err)
-		defer restore()
-		f()
-	}
+	rule := func(f func()) { withTuning(t, map[string]float64{"rowKeep": 1, "rowMeasure": 1}, f) }
 	// Cut at 1 s by the row's first refusal to 1 800 items a second;
 	// refused since, the row's first at 1 s.
 	row := retry.RateState{Mode: retry.RatePaced, Ceiling: 1800, Since: sec(1), Next: sec(1), Epoch: 1, ItemsPerRequest: 100,
@@ -1295,7 +1277,7 @@ func TestRateRowsThatRefuseWhatever(t *testing.T) {
 	assert.InDelta(t, 0.95*400/2, row.Refused(deep).Ceiling, 1e-6, "default: cut within the row")
 	law := row.Refused(young).Ceiling
 	assert.Less(t, law, 1800.0, "default: a row 0.6 s old cuts")
-	with(nil, func() {
+	rule(func() {
 		assert.InDelta(t, 1800, row.Refused(deep).Ceiling, 1e-6, "rowKeep: 1.2 s into the row, no cut")
 		assert.InDelta(t, law, row.Refused(young).Ceiling, 1e-6, "rowKeep: a row 0.6 s old cuts as in the default")
 		// After a run of four acceptances (a fleet's member, its share
@@ -1323,7 +1305,7 @@ func TestRateRowsThatRefuseWhatever(t *testing.T) {
 	}
 	_, _, cut := after()
 	assert.InDelta(t, 0.95*1000/5, cut.Ceiling, 1e-6, "default: over the 5 s since the cut, the row's 3 s in it")
-	with(nil, func() {
+	rule(func() {
 		atEnd, pace, cut := after()
 		assert.InDelta(t, atEnd, pace, 1e-6, "rowMeasure: the pace of the moment kept")
 		assert.InDelta(t, 0.95*900/2, cut.Ceiling, 1e-6, "rowMeasure: what was accepted since the row ended, over the 2 s since")

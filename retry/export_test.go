@@ -152,6 +152,8 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 			t.rowRun = v
 		case "rowIntervals":
 			t.rowIntervals = v
+		case "runPlateau":
+			t.runPlateau = v != 0
 		case "rowKeep":
 			t.rowKeep = v != 0
 		case "cutFromFirstSlot":

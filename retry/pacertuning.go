@@ -117,9 +117,19 @@ type pacerTuning struct {
 	// second) the bare fleet was refused more. Measured and not kept:
 	// docs/benchmarks.md ("Tried after the nineteenth step").
 	rowKeep, rowMeasure bool
-	rowAge              time.Duration
-	rowIntervals        float64
-	rowRun              float64
+	// runPlateau: a bare 429 deep in a row (nothing accepted since the
+	// last cut, the row not a window's end by the runs' counts) cuts the
+	// pace as before, but the plateau it climbs back to is at least the
+	// rate the backend accepted over the run before the row
+	// (rateState.runRate), when that run is a long measure: measured over
+	// the last acceptWindow, the row's own silence passed for the
+	// backend's rate, and behind a backend that flaps (refuses everything
+	// for seconds, then takes the load again) the pace fell to a request
+	// a second and stayed there.
+	runPlateau   bool
+	rowAge       time.Duration
+	rowIntervals float64
+	rowRun       float64
 	// regainRequests, minRegain and maxRegain set how long the pace takes
 	// to climb back to the rate the backend accepted after a bare cut (the
 	// plateau): the time of regainRequests requests at that rate, at least

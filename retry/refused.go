@@ -222,7 +222,13 @@ func (s rateState) bareCut(r refusedAnswer, floor float64) rateState {
 	accepted = max(accepted/(1-bg), floor)
 	s.BackgroundAnswered *= tuning.backgroundMemory
 	s.BackgroundRefused *= tuning.backgroundMemory
-	return s.bare(r.At, min((1-tuning.bareMargin)*accepted, s.Rate(r.At)), accepted, measured)
+	plateau := accepted
+	if tuning.runPlateau && s.AcceptedRun == 0 && !s.RowWindow {
+		// Deep in a row (runPlateau): the pace is cut, its plateau is
+		// what the backend took before the row.
+		plateau = max(plateau, s.runRate())
+	}
+	return s.bare(r.At, min((1-tuning.bareMargin)*accepted, s.Rate(r.At)), plateau, measured)
 }
 
 // longMeasure says whether what was accepted since the last cut, at at,
@@ -278,4 +284,17 @@ func (s rateState) spaced(r refusedAnswer) rateState {
 	s.Next = r.At.Add(time.Duration(float64(interval(s.ItemsPerRequest, s.Rate(r.At))) * math.Pow(tuning.streakGrowth, k)))
 	s.Epoch++
 	return s
+}
+
+// runRate is the rate, in items a second, the backend accepted over the
+// run of acceptances before the row of bare 429s (Streak two or more) that
+// a refusal goes on: from the run's first acceptance to the row's first
+// refusal, when that run is a long measure (measuredRequests requests over
+// at least minMeasured); zero otherwise.
+func (s rateState) runRate() float64 {
+	span := s.StreakStart.Sub(s.RowRunStart)
+	if s.Streak < 2 || s.RowRunStart.IsZero() || float64(s.RowStartRun) < tuning.measuredRequests || span < tuning.minMeasured {
+		return 0
+	}
+	return requestsToItems(float64(s.RowStartRun)/span.Seconds(), s.ItemsPerRequest)
 }

@@ -151,6 +151,7 @@ var pacerVariants = []pacerVariant{
 	// intervals asked of the row).
 	{"rowKeep=1,rowMeasure=1", map[string]float64{"rowKeep": 1, "rowMeasure": 1}, true},
 	{"rowKeep=1", map[string]float64{"rowKeep": 1}, true},
+	{"runPlateau=1", map[string]float64{"runPlateau": 1}, true},
 	{"rowMeasure=1", map[string]float64{"rowMeasure": 1}, true},
 	{"rowKeep=1,rowMeasure=1,rowAge=0.5", map[string]float64{"rowKeep": 1, "rowMeasure": 1, "rowAge": 0.5}, true},
 	{"rowKeep=1,rowMeasure=1,rowAge=2", map[string]float64{"rowKeep": 1, "rowMeasure": 1, "rowAge": 2}, true},

@@ -470,6 +470,7 @@ var defaultTuning = pacerTuning{
 	answerCap:            true,
 	unlearnedTentative:   true,
 	firstCrowdedByOthers: true,
+	runPlateau:           true,
 }
 
 // tuning is the tuning the pacers run with: defaultTuning, but for the

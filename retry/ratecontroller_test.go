@@ -1311,3 +1311,47 @@ func TestRateRowsThatRefuseWhatever(t *testing.T) {
 		assert.InDelta(t, 0.95*900/2, cut.Ceiling, 1e-6, "rowMeasure: what was accepted since the row ended, over the 2 s since")
 	})
 }
+
+// TestRateRowPlateau: a bare 429 deep in a row (nothing accepted since the
+// last cut) cuts the pace to what the last acceptWindow accepted, as
+// before, but the plateau the pace climbs back to is the rate the run
+// before the row was accepted at (runPlateau): behind a backend that flaps,
+// that is what it takes once it takes requests again. Not after a run too
+// short to measure, nor in a row the runs' counts read as a window's end
+// (RowWindow); with runPlateau off, the plateau is the last 2 s.
+func TestRateRowPlateau(t *testing.T) {
+	sec := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	// A run of 40 requests of 100 items from -1 s to the row's first
+	// refusal at 1 s (2 000 items a second), cut there to 1 800; refused
+	// since.
+	row := retry.RateState{Mode: retry.RatePaced, Ceiling: 1800, Since: sec(1), Next: sec(1), Epoch: 1, ItemsPerRequest: 100,
+		FirstAccepted: sec(-10), Bare: true, Plateau: 2000, Regain: 2 * time.Second,
+		Streak: 3, StreakStart: sec(1), LastRefusal: sec(1.4), RowStartRun: 40, RowRunStart: sec(-1)}
+	deep := retry.Refusal{At: sec(2.2), Sent: sec(2.19), Items: 100, Bare: true, Recent: 400, RecentSent: 1000}
+	cut := row.Refused(deep)
+	assert.InDelta(t, 0.95*400/2, cut.Ceiling, 1e-6, "the pace: cut to what the last 2 s accepted")
+	assert.InDelta(t, 2000, cut.Plateau, 1e-6, "the plateau: the run before the row")
+	assert.InDelta(t, 2000, cut.Rate(sec(2.2).Add(cut.Regain)), 1e-6, "climbed back to the run's rate over Regain")
+
+	short := row
+	short.RowStartRun = 4
+	assert.InDelta(t, 400/2, short.Refused(deep).Plateau, 1e-6, "a run of 4: the last 2 s")
+	quick := row
+	quick.RowRunStart = sec(0.5)
+	assert.InDelta(t, 400/2, quick.Refused(deep).Plateau, 1e-6, "a run of half a second: the last 2 s")
+	window := row
+	window.RowWindow = true
+	assert.InDelta(t, 400/2, window.Refused(deep).Plateau, 1e-6, "a window's end by the runs' counts: the last 2 s")
+	// A row's first refusal (accepted since the last cut) measures since
+	// the cut, as before.
+	first := row
+	first.Streak, first.StreakStart, first.LastRefusal, first.AcceptedRun, first.Since, first.Next = 0, time.Time{}, time.Time{}, 3000, sec(-1), sec(-1)
+	firstCut := first.Refused(retry.Refusal{At: sec(1), Sent: sec(0.99), Items: 100, Bare: true, Recent: 4000, RecentSent: 4000})
+	assert.InDelta(t, 3000/2.0, firstCut.Plateau, 1e-6, "a row's first refusal: what was accepted since the cut")
+
+	withTuning(t, map[string]float64{"runPlateau": 0}, func() {
+		off := row.Refused(deep)
+		assert.InDelta(t, cut.Ceiling, off.Ceiling, 1e-6, "runPlateau off: the same cut")
+		assert.InDelta(t, 400/2, off.Plateau, 1e-6, "runPlateau off: the plateau is the last 2 s")
+	})
+}

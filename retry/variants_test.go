@@ -151,11 +151,14 @@ var pacerVariants = []pacerVariant{
 	// intervals asked of the row).
 	{"rowKeep=1,rowMeasure=1", map[string]float64{"rowKeep": 1, "rowMeasure": 1}, true},
 	{"rowKeep=1", map[string]float64{"rowKeep": 1}, true},
-	{"runPlateau=1", map[string]float64{"runPlateau": 1}, true},
 	{"rowMeasure=1", map[string]float64{"rowMeasure": 1}, true},
 	{"rowKeep=1,rowMeasure=1,rowAge=0.5", map[string]float64{"rowKeep": 1, "rowMeasure": 1, "rowAge": 0.5}, true},
 	{"rowKeep=1,rowMeasure=1,rowAge=2", map[string]float64{"rowKeep": 1, "rowMeasure": 1, "rowAge": 2}, true},
 	{"rowKeep=1,rowMeasure=1,rowRun=0,rowIntervals=0", map[string]float64{"rowKeep": 1, "rowMeasure": 1, "rowRun": 0, "rowIntervals": 0}, true},
+	// A row's plateau from the run before it (runPlateau): off, the
+	// nineteenth step's law; and with the rows' rule on as well.
+	{"runPlateau=0", map[string]float64{"runPlateau": 0}, true},
+	{"rowKeep=1,rowMeasure=1,runPlateau=0", map[string]float64{"rowKeep": 1, "rowMeasure": 1, "runPlateau": 0}, true},
 	// A fixed window of a second learned from the clock's seconds: off
 	// (the sixteenth step's law), and the fewest acceptances in a second
 	// that show its take.

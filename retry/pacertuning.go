@@ -125,7 +125,10 @@ type pacerTuning struct {
 	// the last acceptWindow, the row's own silence passed for the
 	// backend's rate, and behind a backend that flaps (refuses everything
 	// for seconds, then takes the load again) the pace fell to a request
-	// a second and stayed there.
+	// a second and stayed there. False (a variant only): the nineteenth
+	// step's law. Measured in the model and against built collectors
+	// (docs/benchmarks.md, twentieth step): both flapping cells gain, the
+	// 10 s window off the clock's multiples is refused a request more.
 	runPlateau   bool
 	rowAge       time.Duration
 	rowIntervals float64

@@ -117,6 +117,9 @@ type pacerTuning struct {
 	// second) the bare fleet was refused more. Measured and not kept:
 	// docs/benchmarks.md ("Tried after the nineteenth step").
 	rowKeep, rowMeasure bool
+	rowAge              time.Duration
+	rowIntervals        float64
+	rowRun              float64
 	// runPlateau: a bare 429 deep in a row (nothing accepted since the
 	// last cut, the row not a window's end by the runs' counts) cuts the
 	// pace as before, but the plateau it climbs back to is at least the
@@ -129,10 +132,7 @@ type pacerTuning struct {
 	// step's law. Measured in the model and against built collectors
 	// (docs/benchmarks.md, twentieth step): both flapping cells gain, the
 	// 10 s window off the clock's multiples is refused a request more.
-	runPlateau   bool
-	rowAge       time.Duration
-	rowIntervals float64
-	rowRun       float64
+	runPlateau bool
 	// regainRequests, minRegain and maxRegain set how long the pace takes
 	// to climb back to the rate the backend accepted after a bare cut (the
 	// plateau): the time of regainRequests requests at that rate, at least

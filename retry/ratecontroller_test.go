@@ -1349,6 +1349,13 @@ func TestRateRowPlateau(t *testing.T) {
 	firstCut := first.Refused(retry.Refusal{At: sec(1), Sent: sec(0.99), Items: 100, Bare: true, Recent: 4000, RecentSent: 4000})
 	assert.InDelta(t, 3000/2.0, firstCut.Plateau, 1e-6, "a row's first refusal: what was accepted since the cut")
 
+	// A run with no span (minMeasured 0, its row begun at its first
+	// acceptance) gives no rate, not an infinite one.
+	withTuning(t, map[string]float64{"minMeasured": 0}, func() {
+		instant := row
+		instant.RowRunStart = sec(1)
+		assert.InDelta(t, 400/2, instant.Refused(deep).Plateau, 1e-6, "a run of no span: the last 2 s")
+	})
 	withTuning(t, map[string]float64{"runPlateau": 0}, func() {
 		off := row.Refused(deep)
 		assert.InDelta(t, cut.Ceiling, off.Ceiling, 1e-6, "runPlateau off: the same cut")

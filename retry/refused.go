@@ -293,7 +293,7 @@ func (s rateState) spaced(r refusedAnswer) rateState {
 // at least minMeasured); zero otherwise.
 func (s rateState) runRate() float64 {
 	span := s.StreakStart.Sub(s.RowRunStart)
-	if s.Streak < 2 || s.RowRunStart.IsZero() || float64(s.RowStartRun) < tuning.measuredRequests || span < tuning.minMeasured {
+	if s.Streak < 2 || s.RowRunStart.IsZero() || float64(s.RowStartRun) < tuning.measuredRequests || span <= 0 || span < tuning.minMeasured {
 		return 0
 	}
 	return requestsToItems(float64(s.RowStartRun)/span.Seconds(), s.ItemsPerRequest)

@@ -49,3 +49,35 @@ func (e *costEstimator) PerRequest() (float64, bool) {
 	}
 	return largest, true
 }
+
+// answerSpread is what the answers that came before any cost was learned
+// showed: the highest and the lowest remaining counts, and how many
+// answers. Answers to requests in flight together come in any order, so
+// the fall between two of them says nothing of one request's cost; but
+// once they are in, n answers that each counted one more request span
+// n-1 requests' cost, whatever their order (less what a bucket refilled
+// meanwhile, and more what other clients spent).
+type answerSpread struct {
+	hi, lo float64
+	n      int
+}
+
+// add records an answer's remaining count.
+func (s *answerSpread) add(remaining float64) {
+	if s.n == 0 || remaining > s.hi {
+		s.hi = remaining
+	}
+	if s.n == 0 || remaining < s.lo {
+		s.lo = remaining
+	}
+	s.n++
+}
+
+// PerRequest is the cost of one request the spread shows, once two
+// answers showed different counts.
+func (s answerSpread) PerRequest() (float64, bool) {
+	if s.n < 2 || s.hi <= s.lo {
+		return 0, false
+	}
+	return (s.hi - s.lo) / float64(s.n-1), true
+}

@@ -109,3 +109,31 @@ func TestCostEstimatorExtremes(t *testing.T) {
 	assert.False(t, math.IsNaN(got) || math.IsInf(got, 0))
 	assert.Greater(t, got, 0.0)
 }
+
+// TestAnswerSpread: the answers to requests in flight together, in any
+// order, span one request's cost fewer than there are answers; fewer than
+// two answers, or counts that do not differ, show none.
+func TestAnswerSpread(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		counts []float64
+		cost   float64
+		ok     bool
+	}{
+		{"none", nil, 0, false},
+		{"one answer", []float64{3}, 0, false},
+		{"counts that do not fall", []float64{5, 5, 5}, 0, false},
+		{"a GCRA's burst, in another order than counted", []float64{2, 3, 0, 1}, 1, true},
+		{"spans of 100 a request", []float64{700, 900, 800}, 100, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var s retry.AnswerSpread
+			for _, c := range tt.counts {
+				s.Add(c)
+			}
+			cost, ok := s.PerRequest()
+			assert.Equal(t, tt.ok, ok)
+			assert.InDelta(t, tt.cost, cost, 1e-9)
+		})
+	}
+}

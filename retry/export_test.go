@@ -20,6 +20,7 @@ type (
 	RateState     = rateState
 	RateMode      = rateMode
 	CostEstimator = costEstimator
+	AnswerSpread  = answerSpread
 	Crowding      = crowding
 )
 
@@ -154,6 +155,8 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 			t.rowIntervals = v
 		case "runPlateau":
 			t.runPlateau = v != 0
+		case "answerSpread":
+			t.answerSpread = v != 0
 		case "rowKeep":
 			t.rowKeep = v != 0
 		case "cutFromFirstSlot":
@@ -248,3 +251,6 @@ func BareTuningDefaults() map[string]float64 {
 		"backgroundMemory": t.backgroundMemory,
 	}
 }
+
+// Add is add.
+func (s *answerSpread) Add(remaining float64) { s.add(remaining) }

@@ -138,8 +138,16 @@ func runScore(m cellModel, seed uint64, core bool) cellFigures {
 	return f
 }
 
+// scoreCells are the cells TestScore judges: the matrix's, with
+// SCORE_EXTRA the extra and long ones, with SCORE_OFFERED the cells with
+// a limit offered at other multiples of it (scenario.OfferedCells), and
+// of those only SCORE_CELLS's.
 func scoreCells() []scenario.Cell {
-	return filterCells(matrixCells(os.Getenv("SCORE_EXTRA") != ""), os.Getenv("SCORE_CELLS"))
+	cells := matrixCells(os.Getenv("SCORE_EXTRA") != "")
+	if os.Getenv("SCORE_OFFERED") != "" {
+		cells = slices.Concat(cells, scenario.OfferedCells())
+	}
+	return filterCells(cells, os.Getenv("SCORE_CELLS"))
 }
 
 // matrixCells are the matrix's cells and, with extra, the extra cells
@@ -304,7 +312,8 @@ func tunedStore(t *testing.T, store string) string {
 }
 
 // TestScore judges every cell of the matrix (and with SCORE_EXTRA eight more
-// that bound the space further, and the long cells) over SCORE_SEEDS
+// that bound the space further, and the long cells; with SCORE_OFFERED the
+// cells with a limit offered at other multiples of it) over SCORE_SEEDS
 // seeds, ours against the core model on the same seed, and prints each
 // cell's worst seed, the median of its seeds' worst ratios and how many
 // seeds met every goal, and the worst cell; with SCORE_JSON set to a file
@@ -323,7 +332,7 @@ func TestScore(t *testing.T) {
 		scenario.Provenance
 		Seeds int              `json:"seeds"`
 		Runs  []map[string]any `json:"runs"`
-	}{Provenance: scenario.NewProvenance(modelCommand("SCORE_EXTRA="+os.Getenv("SCORE_EXTRA"), "SCORE_SEEDS="+strconv.Itoa(n), "SCORE_JSON="+path, "go", "test", "-run", "TestScore$", "./retry/")), Seeds: n}
+	}{Provenance: scenario.NewProvenance(modelCommand("SCORE_EXTRA="+os.Getenv("SCORE_EXTRA"), "SCORE_OFFERED="+os.Getenv("SCORE_OFFERED"), "SCORE_SEEDS="+strconv.Itoa(n), "SCORE_JSON="+path, "go", "test", "-run", "TestScore$", "./retry/")), Seeds: n}
 	fails := 0
 	worstName, worstVal := "", scenario.Ratio(0)
 	for _, sc := range scoreCellsOver(t, scoreCells(), n) {

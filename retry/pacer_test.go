@@ -823,6 +823,36 @@ func TestPacerQuotaOfABucketCappedBelowItsQuota(t *testing.T) {
 	assert.Less(t, next.At.Sub(clock.Now()), 100*time.Millisecond, "a request's worth comes back in 50 ms, not at the 1 s reset")
 }
 
+// TestPacerQuotaOfABucketCappedBelowItsQuotaAfterABurst: a GCRA of 20
+// requests a second that takes 4 at once, announced in RateLimit fields,
+// offered requests faster than it answers: the first four leave together,
+// and their answers, in any order, show 3, 2, 1 and 0 left. None came alone,
+// so none shows a request's cost by itself; their spread does (3 over 4
+// answers: one each). The first answer after the reset, 3 left of 20, is
+// then a bucket capped below its quota, not a request that cost 17: three
+// more go, and the next waits for a request's worth of refill (50 ms), not
+// for the reset a second away. (Read as a cost of 17, every reset let one
+// request through: a request a second behind a limit of 20.)
+func TestPacerQuotaOfABucketCappedBelowItsQuotaAfterABurst(t *testing.T) {
+	clock := retrytest.NewClock(t0)
+	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
+	departNow(t, clock, p, 4, "nothing known: the first four leave together")
+	clock.Advance(20 * time.Millisecond)
+	for i, r := range []int{2, 3, 0, 1} {
+		p.Accepted(clock.Now(), 200, 4-i, rateLimit(clock.Now(), 20, 1, r, 1))
+	}
+	wait := p.Depart(clock.Now())
+	require.Equal(t, retry.PaceQuota, wait.Source, "nothing left")
+	clock.Advance(wait.At.Sub(clock.Now()))
+	require.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "the first after the reset")
+	clock.Advance(20 * time.Millisecond)
+	p.Accepted(clock.Now(), 200, 1, rateLimit(clock.Now(), 20, 1, 3, 1))
+	departNow(t, clock, p, 3, "three left, at a request each")
+	next := p.Depart(clock.Now())
+	require.Equal(t, retry.PaceQuota, next.Source)
+	assert.Less(t, next.At.Sub(clock.Now()), 100*time.Millisecond, "a request's worth comes back in 50 ms, not at the 1 s reset")
+}
+
 // TestPacerRefillNotReadFromAnswersInFlightTogether: answers to requests in
 // flight together come in any order; a count that rose between two of
 // them does not show a quota that comes back as it goes.

@@ -412,6 +412,15 @@ type pacerTuning struct {
 	// random refuses two in a row after one refusal in 20, three in a row
 	// after one in 400.
 	backgroundStreak int
+	// answerSpread: before any answer came alone, the quota tracker reads
+	// a request's cost from the spread of the answers to the requests in
+	// flight together (answerSpread), so that a bucket's first fall after
+	// its reset, capped by its burst, is not taken for one request's cost.
+	// False (a variant only): the twentieth step's law, under which a GCRA
+	// of 20 requests a second with a burst of 4, announced in RateLimit
+	// fields and offered four times its limit, got a request a second
+	// (docs/benchmarks.md, "Loads other than twice the limit").
+	answerSpread bool
 }
 
 // defaultTuning is the tuning every pacer runs with. maxRegain, bareProbe,
@@ -474,6 +483,7 @@ var defaultTuning = pacerTuning{
 	unlearnedTentative:   true,
 	firstCrowdedByOthers: true,
 	runPlateau:           true,
+	answerSpread:         true,
 }
 
 // tuning is the tuning the pacers run with: defaultTuning, but for the

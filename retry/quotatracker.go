@@ -42,16 +42,17 @@ type quotaTracker struct {
 	remainingAt time.Time
 	resetAt     time.Time // when the quota is whole again
 	cost        costEstimator
-	lastQuota   float64   // remaining in the previous answer, -1 if none
-	lastAnswer  time.Time // when the previous answer came
-	refill      float64   // units per second the quota comes back at, once seen to (0: at its reset)
-	burst       float64   // what a bucket holds at most, when less than its quota (0: the quota)
-	outstanding int       // requests that left and have no answer yet
-	overlapped  bool      // two or more were in flight at once since none was
-	afterReset  time.Time // when the first request after a reset went out; the others wait for its answer
-	heldSince   time.Time // since when the headers have held requests back (zero: they do not)
-	testing     bool      // a request left against the headers, alone; its answer tests them
-	distrusted  bool      // the headers were shown wrong: ignored until the backend refuses a request
+	spread      answerSpread // the answers' counts while no cost is learned
+	lastQuota   float64      // remaining in the previous answer, -1 if none
+	lastAnswer  time.Time    // when the previous answer came
+	refill      float64      // units per second the quota comes back at, once seen to (0: at its reset)
+	burst       float64      // what a bucket holds at most, when less than its quota (0: the quota)
+	outstanding int          // requests that left and have no answer yet
+	overlapped  bool         // two or more were in flight at once since none was
+	afterReset  time.Time    // when the first request after a reset went out; the others wait for its answer
+	heldSince   time.Time    // since when the headers have held requests back (zero: they do not)
+	testing     bool         // a request left against the headers, alone; its answer tests them
+	distrusted  bool         // the headers were shown wrong: ignored until the backend refuses a request
 }
 
 func newQuotaTracker() quotaTracker { return quotaTracker{lastQuota: -1} }
@@ -224,7 +225,16 @@ func (q *quotaTracker) observe(now time.Time, rl RateLimit, headers bool, a answ
 		// bucket whose remaining count its burst caps below the quota).
 		// It is a bucket that comes back as it goes, at q/w, and holds
 		// at most what this answer shows plus a request.
+		// Before any answer came alone, the answers to the requests in
+		// flight together tell the cost by their spread: without it, a
+		// bucket's first fall after its reset, which its burst caps, was
+		// taken for the cost of one request (tens of requests' worth:
+		// a request a reset, a second, for good).
 		c, ok := q.cost.PerRequest()
+		if !ok && tuning.answerSpread {
+			c, ok = q.spread.PerRequest()
+		}
+		q.spread = answerSpread{}
 		switch {
 		case !ok || float64(pol.Quota-pol.Remaining) <= maxResetFall*c:
 			q.cost.Observe(pol.Quota, pol.Remaining, 1)
@@ -249,6 +259,9 @@ func (q *quotaTracker) observe(now time.Time, rl RateLimit, headers bool, a answ
 		if alone {
 			q.cost.Observe(int64(q.lastQuota+credit), pol.Remaining, 1)
 		}
+	}
+	if _, ok := q.cost.PerRequest(); !ok && !first {
+		q.spread.add(remaining)
 	}
 	// Answers to requests in flight together come in any order: one that
 	// shows more left than the answer before it, before the reset, is

@@ -159,6 +159,10 @@ var pacerVariants = []pacerVariant{
 	// nineteenth step's law; and with the rows' rule on as well.
 	{"runPlateau=0", map[string]float64{"runPlateau": 0}, true},
 	{"rowKeep=1,rowMeasure=1,runPlateau=0", map[string]float64{"rowKeep": 1, "rowMeasure": 1, "runPlateau": 0}, true},
+	// The quota tracker's cost before any answer came alone: not read from
+	// the spread of the answers in flight together (the twentieth step's
+	// law).
+	{"answerSpread=0", map[string]float64{"answerSpread": 0}, false},
 	// A fixed window of a second learned from the clock's seconds: off
 	// (the sixteenth step's law), and the fewest acceptances in a second
 	// that show its take.
@@ -206,7 +210,8 @@ var pacerVariants = []pacerVariant{
 //	VARIANTS_SCORE_SEEDS=20 VARIANTS_FLEET_SEEDS=20 VARIANTS_BARE_FLEET_SEEDS=20 VARIANTS_JSON=docs/pacer-variants.json go test -run TestPacerVariants ./retry/
 //
 // With VARIANTS_NAMES set (names separated by spaces), only those
-// variants run.
+// variants run; with VARIANTS_OFFERED set, the cells with a limit offered
+// at other multiples of it (scenario.OfferedCells) are scored too.
 //
 // It asserts nothing, and runs only when VARIANTS_JSON is set.
 func TestPacerVariants(t *testing.T) {
@@ -227,6 +232,11 @@ func TestPacerVariants(t *testing.T) {
 		// One argument: the names, as the shell takes them quoted.
 		args = append(args, "VARIANTS_NAMES='"+strings.Join(only, " ")+"'")
 	}
+	cells := matrixCells(true)
+	if os.Getenv("VARIANTS_OFFERED") != "" {
+		cells = slices.Concat(cells, scenario.OfferedCells())
+		args = append(args, "VARIANTS_OFFERED=1")
+	}
 	args = append(args, fmt.Sprintf("VARIANTS_SCORE_SEEDS=%d", scoreSeeds), fmt.Sprintf("VARIANTS_FLEET_SEEDS=%d", fleetSeeds),
 		fmt.Sprintf("VARIANTS_BARE_FLEET_SEEDS=%d", bareSeeds), "VARIANTS_JSON="+path, "go", "test", "-run", "TestPacerVariants", "./retry/")
 	args = modelCommand(args...)
@@ -244,37 +254,34 @@ func TestPacerVariants(t *testing.T) {
 		}
 		restore, err := retry.SetTuning(v.set)
 		require.NoError(t, err, v.name)
-		// The limiter model: each cell's worst seed, and per variant the
-		// cells missing a goal, the worst of them and the sum of how far
-		// each missing cell is past its goals (its worst ratio − 1).
-		// A cell not delivered (the shedding cell on some runs: the model
-		// is not deterministic there) is counted apart, so that excess
-		// stays finite.
-		failing, undelivered, excess, worst, worstCell := 0, 0, 0.0, scenario.Ratio(0), ""
-		seedsMet := 0 // over every cell: the seeds that meet every goal
-		for _, sc := range scoreCellsOver(t, matrixCells(true), scoreSeeds) {
+		// The limiter model: each cell's worst seed, and per variant
+		// their totals (scoreTotal).
+		// The cells offered at other multiples of their limit
+		// (VARIANTS_OFFERED) are summed apart, a row for each multiple
+		// ("score/offered4x"), so that "score" stays the cells at twice
+		// the limit, as in the runs stored before them.
+		totals := map[string]*scoreTotal{}
+		var groups []string
+		for _, sc := range scoreCellsOver(t, cells, scoreSeeds) {
 			run := sc.row(v.name)
 			run["met"] = boolFigure(sc.worst.Met())
 			run["delivered"] = boolFigure(!math.IsInf(float64(sc.worst.Worst), 0))
 			stored.Runs = append(stored.Runs, run)
-			seedsMet += sc.met
-			switch {
-			case math.IsInf(float64(sc.worst.Worst), 0):
-				failing++
-				undelivered++
-			case !sc.worst.Met():
-				failing++
-				excess += float64(sc.worst.Worst) - 1
+			group := "score"
+			if i := strings.LastIndex(sc.cell.Name, "/offered"); i >= 0 {
+				group += sc.cell.Name[i:]
 			}
-			if sc.worst.Worst > worst {
-				worst, worstCell = sc.worst.Worst, sc.cell.Name
+			if totals[group] == nil {
+				totals[group] = &scoreTotal{}
+				groups = append(groups, group)
 			}
+			totals[group].add(sc)
 		}
-		stored.Runs = append(stored.Runs, map[string]any{
-			"scenario": "score", "exporter": ours, "variant": v.name,
-			"failing": failing, "not_delivered": undelivered, "worst": worst, "worst_cell": worstCell, "excess": excess,
-			"seeds_met": seedsMet,
-		})
+		for _, g := range groups {
+			row := totals[g].row()
+			row["scenario"], row["exporter"], row["variant"] = g, ours, v.name
+			stored.Runs = append(stored.Runs, row)
+		}
 		// The fleet model: every seed.
 		var fair []float64
 		for seed := range uint64(fleetSeeds) { //nolint:gosec // G115: seeds are small and never negative
@@ -317,8 +324,12 @@ func TestPacerVariants(t *testing.T) {
 		}
 		restore()
 		slices.Sort(fair)
-		t.Logf("%-38s failing %2d (%d not delivered), worst %-36s %5.2f, excess %5.1f; fleet fairness median %.3f",
-			v.name, failing, undelivered, worstCell, worst, excess, scenario.Median(fair))
+		for _, g := range groups {
+			s := totals[g]
+			t.Logf("%-38s %-16s failing %2d (%d not delivered), worst %-36s %5.2f, excess %5.1f, seeds met %d",
+				v.name, g, s.failing, s.undelivered, s.worstCell, s.worst, s.excess, s.seedsMet)
+		}
+		t.Logf("%-38s fleet fairness median %.3f", v.name, scenario.Median(fair))
 	}
 	stored.Finish()
 	writeStoredRun(t, path, stored)
@@ -365,4 +376,38 @@ func TestSetTuningChangesThePacer(t *testing.T) {
 
 	_, err = retry.SetTuning(map[string]float64{"paceCutt": 0.5})
 	require.ErrorContains(t, err, `no tuning value "paceCutt"`)
+}
+
+// scoreTotal sums a variant's cells: the cells missing a goal, those not
+// delivered, the worst of them and the sum of how far each missing cell is
+// past its goals (its worst ratio − 1), and the seeds that meet every goal.
+// A cell not delivered (the shedding cell on some runs: the model is not
+// deterministic there) is counted apart, so that excess stays finite.
+type scoreTotal struct {
+	failing, undelivered, seedsMet int
+	excess                         float64
+	worst                          scenario.Ratio
+	worstCell                      string
+}
+
+func (s *scoreTotal) add(sc cellScore) {
+	s.seedsMet += sc.met
+	switch {
+	case math.IsInf(float64(sc.worst.Worst), 0):
+		s.failing++
+		s.undelivered++
+	case !sc.worst.Met():
+		s.failing++
+		s.excess += float64(sc.worst.Worst) - 1
+	}
+	if sc.worst.Worst > s.worst {
+		s.worst, s.worstCell = sc.worst.Worst, sc.cell.Name
+	}
+}
+
+func (s *scoreTotal) row() map[string]any {
+	return map[string]any{
+		"failing": s.failing, "not_delivered": s.undelivered, "worst": s.worst, "worst_cell": s.worstCell, "excess": s.excess,
+		"seeds_met": s.seedsMet,
+	}
 }

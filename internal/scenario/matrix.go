@@ -285,10 +285,45 @@ func withOffset(c Cell, offset time.Duration) Cell {
 	return c
 }
 
-// CellByName returns the cell of that name: the matrix's, a long one, or
-// an extra one.
+// OfferedMultiples are the loads, as multiples of the limit, that
+// OfferedCells offers besides the matrix's twice the limit.
+var OfferedMultiples = []float64{1.25, 4}
+
+// OfferedCells are the matrix's and the extra cells with a limit, offered
+// at each of OfferedMultiples times their limit instead of twice it, the
+// same load in all (the same batches, offered for longer or shorter),
+// named after the multiple (".../offered4x"). A law tuned on loads of
+// twice the limit alone would be tuned on one case: a limit's burst is
+// spent sooner or later, requests are in flight together or alone, a first
+// cut measures more or less. They are not in the matrix: the limiter
+// model scores them (retry's TestScore with SCORE_OFFERED), and a cell
+// runs by its name.
+func OfferedCells() []Cell {
+	var out []Cell
+	for _, m := range OfferedMultiples {
+		for _, c := range slices.Concat(MatrixCells(), ExtraCells()) {
+			if !c.Limiter.Kind.HasQuota() {
+				continue
+			}
+			out = append(out, offeredAt(c, m))
+		}
+	}
+	return out
+}
+
+// offeredAt is c, offered twice its limit, offered at m times it, the
+// same batches over 2/m of the time.
+func offeredAt(c Cell, m float64) Cell {
+	c.Offered *= m / 2
+	c.For = time.Duration(float64(c.For) * 2 / m)
+	c.Name = fmt.Sprintf("%s/offered%gx", c.Name, m)
+	return c
+}
+
+// CellByName returns the cell of that name: the matrix's, a long one, an
+// extra one, or one offered at another multiple of its limit.
 func CellByName(name string) (Cell, bool) {
-	for _, c := range slices.Concat(MatrixCells(), LongCells(), ExtraCells()) {
+	for _, c := range slices.Concat(MatrixCells(), LongCells(), ExtraCells(), OfferedCells()) {
 		if c.Name == name {
 			return c, true
 		}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -36,7 +37,9 @@ import (
 // waiting on a RateLimit quota wake at the next answer"). The last two
 // files hold only the cells named in only: the last, the nineteenth step's
 // runs of the 10 s window off the clock's multiples (an extra cell) and on
-// them. The newest, the twentieth step's (runPlateau), is whole; the
+// them; the cells at other loads (scenariobench-offered.json, the
+// twenty-first step's) hold the matrix's limited cells offered at 1.25
+// and 4 times their limit. The twentieth step's matrix (runPlateau) is whole; the
 // eighteenth step's leaves out its 10 s window, whose law runPlateau
 // changed.
 var realMatrices = []struct {
@@ -57,6 +60,20 @@ var realMatrices = []struct {
 	{"../docs/scenariobench-matrix-start-fixes.json", []string{w10s, w1s, "sliding-window-1s/ratelimit/50rps/50"}, nil},
 	{"../docs/scenariobench-quota-answers-8060757.json", nil, []string{"gcra/ratelimit/20rps/200", "sliding-window-1s/ratelimit/50rps/50"}},
 	{"../docs/scenariobench-window-offset.json", nil, []string{"x-fixed-window-10s/none/5rps/1000/off2.5s", w10s}},
+	{"../docs/scenariobench-offered.json", nil, offeredMatrixCells()},
+}
+
+// offeredMatrixCells are the names of the matrix's cells with a limit
+// offered at other multiples of it (scenario.OfferedCells): the cells of
+// the twenty-first step's runs at other loads.
+func offeredMatrixCells() []string {
+	var names []string
+	for _, c := range scenario.OfferedCells() {
+		if !strings.HasPrefix(c.Name, "x-") {
+			names = append(names, c.Name)
+		}
+	}
+	return names
 }
 
 // The fixed windows' cells.

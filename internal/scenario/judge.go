@@ -139,6 +139,16 @@ func (v Verdict) Missed() string {
 	return strings.Join(out, "; ")
 }
 
+// RefusedGoal is the most of its requests a cell with a limit may see
+// refused: GoalRefused, or GoalRefusedRateLimit when its limiter answers
+// with RateLimit fields.
+func (c Cell) RefusedGoal() float64 {
+	if c.Limiter.Hint == limiter.HintRateLimit {
+		return GoalRefusedRateLimit
+	}
+	return GoalRefused
+}
+
 // Judge checks one exporter's figures in cell c against the goals:
 // nothing dropped, and everything delivered within the cell's timeout;
 // for a cell with a limit at most GoalRefused of the
@@ -168,10 +178,7 @@ func Judge(c Cell, exporter string, f CellFigures, core, ref *CellFigures) Verdi
 	add("nothing lost", fmt.Sprintf("%d of %d spans dropped", f.dropped(), f.Spans), inf(f.dropped()))
 	add("all delivered within the cell's timeout", fmt.Sprintf("%d of %d spans not delivered in time", f.late(), f.Spans), inf(f.late()))
 	if c.Limiter.Kind.HasQuota() {
-		goal := GoalRefused
-		if c.Limiter.Hint == limiter.HintRateLimit {
-			goal = GoalRefusedRateLimit
-		}
+		goal := c.RefusedGoal()
 		add(fmt.Sprintf("refused ≤ %g %%", 100*goal), fmt.Sprintf("%.1f %% refused", 100*f.RefusedShare()), f.RefusedShare()/goal)
 		if f.Used != nil {
 			add(fmt.Sprintf("used ≥ %g %%", 100*GoalUsed), fmt.Sprintf("%.1f %% of the limit used", 100**f.Used), GoalUsed/math.Max(*f.Used, 1e-9))

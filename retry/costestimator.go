@@ -50,13 +50,14 @@ func (e *costEstimator) PerRequest() (float64, bool) {
 	return largest, true
 }
 
-// answerSpread is what the answers that came before any cost was learned
-// showed: the highest and the lowest remaining counts, and how many
-// answers. Answers to requests in flight together come in any order, so
-// the fall between two of them says nothing of one request's cost; but
-// once they are in, n answers that each counted one more request span
-// n-1 requests' cost, whatever their order (less what a bucket refilled
-// meanwhile, and more what other clients spent).
+// answerSpread is what the acceptances that came before any cost was
+// learned showed: the highest and the lowest remaining counts, and how
+// many acceptances. Answers to requests in flight together come in any
+// order, so the fall between two of them says nothing of one request's
+// cost; but once they are in, n acceptances that each counted one more
+// request span n-1 requests' cost, whatever their order (less what a
+// bucket refilled meanwhile, and more what other clients spent). A refused
+// request is not counted in the quota, and its answer not in the spread.
 type answerSpread struct {
 	hi, lo float64
 	n      int

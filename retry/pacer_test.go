@@ -853,6 +853,39 @@ func TestPacerQuotaOfABucketCappedBelowItsQuotaAfterABurst(t *testing.T) {
 	assert.Less(t, next.At.Sub(clock.Now()), 100*time.Millisecond, "a request's worth comes back in 50 ms, not at the 1 s reset")
 }
 
+// TestPacerSpreadCountsOnlyAcceptedAnswers: the spread of the answers in
+// flight together shows a request's cost only over requests the backend
+// counted; refused ones are not counted in its window. A window of 4 a
+// second whose requests cost 2 (its unit not requests): six leave
+// together, two are accepted (2 and 0 left) and four refused (0 left).
+// The spread shows a cost of 2, and the first answer after the reset, 2
+// left of 4, a fall of one request's cost: a window, not a bucket capped
+// below its quota. One more request goes and the next waits for the reset
+// a second away. (Counting the refused answers, the spread showed 0.4, the
+// fall of 2 passed for five requests' worth, a bucket refilling at 4 a
+// second, and requests went before the window's reset.)
+func TestPacerSpreadCountsOnlyAcceptedAnswers(t *testing.T) {
+	clock := retrytest.NewClock(t0)
+	p := retry.NewPacer(clock, retry.NewDefaultPacingConfig(), 5*time.Minute)
+	departNow(t, clock, p, 6, "nothing known: six leave together")
+	clock.Advance(20 * time.Millisecond)
+	p.Accepted(clock.Now(), 100, 6, rateLimit(clock.Now(), 4, 1, 2, 1))
+	p.Accepted(clock.Now(), 100, 5, rateLimit(clock.Now(), 4, 1, 0, 1))
+	for range 4 {
+		p.Refused(retry.Refusal{At: clock.Now(), Sent: t0, Items: 100}, rateLimit(clock.Now(), 4, 1, 0, 1))
+	}
+	wait := p.Depart(clock.Now())
+	require.Equal(t, retry.PaceQuota, wait.Source, "nothing left")
+	clock.Advance(wait.At.Sub(clock.Now()))
+	require.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "the first after the reset")
+	clock.Advance(20 * time.Millisecond)
+	p.Accepted(clock.Now(), 100, 1, rateLimit(clock.Now(), 4, 1, 2, 1))
+	departNow(t, clock, p, 1, "2 left: one request of 2")
+	next := p.Depart(clock.Now())
+	require.Equal(t, retry.PaceQuota, next.Source)
+	assert.Equal(t, clock.Now().Add(time.Second), next.At, "a window: the next waits for its reset")
+}
+
 // TestPacerRefillNotReadFromAnswersInFlightTogether: answers to requests in
 // flight together come in any order; a count that rose between two of
 // them does not show a quota that comes back as it goes.

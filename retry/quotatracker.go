@@ -260,7 +260,8 @@ func (q *quotaTracker) observe(now time.Time, rl RateLimit, headers bool, a answ
 			q.cost.Observe(int64(q.lastQuota+credit), pol.Remaining, 1)
 		}
 	}
-	if _, ok := q.cost.PerRequest(); !ok && !first {
+	if _, ok := q.cost.PerRequest(); !ok && !first && a == answerAccepted {
+		// (A refused request is not counted in the quota.)
 		q.spread.add(remaining)
 	}
 	// Answers to requests in flight together come in any order: one that

@@ -812,10 +812,7 @@ func TestPacerQuotaOfABucketCappedBelowItsQuota(t *testing.T) {
 		require.Equal(t, clock.Now(), p.Depart(clock.Now()).At)
 		p.Accepted(clock.Now(), 200, 1, rateLimit(clock.Now(), 20, 1, r, 1))
 	}
-	wait := p.Depart(clock.Now())
-	require.Equal(t, retry.PaceQuota, wait.Source)
-	clock.Advance(wait.At.Sub(clock.Now()))
-	require.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "the first after the reset")
+	firstAfterReset(t, clock, p)
 	p.Accepted(clock.Now(), 200, 1, rateLimit(clock.Now(), 20, 1, 3, 1))
 	departNow(t, clock, p, 3, "three left")
 	next := p.Depart(clock.Now())
@@ -841,10 +838,7 @@ func TestPacerQuotaOfABucketCappedBelowItsQuotaAfterABurst(t *testing.T) {
 	for i, r := range []int{2, 3, 0, 1} {
 		p.Accepted(clock.Now(), 200, 4-i, rateLimit(clock.Now(), 20, 1, r, 1))
 	}
-	wait := p.Depart(clock.Now())
-	require.Equal(t, retry.PaceQuota, wait.Source, "nothing left")
-	clock.Advance(wait.At.Sub(clock.Now()))
-	require.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "the first after the reset")
+	firstAfterReset(t, clock, p)
 	clock.Advance(20 * time.Millisecond)
 	p.Accepted(clock.Now(), 200, 1, rateLimit(clock.Now(), 20, 1, 3, 1))
 	departNow(t, clock, p, 3, "three left, at a request each")
@@ -874,10 +868,7 @@ func TestPacerSpreadCountsOnlyAcceptedAnswers(t *testing.T) {
 	for range 4 {
 		p.Refused(retry.Refusal{At: clock.Now(), Sent: t0, Items: 100}, rateLimit(clock.Now(), 4, 1, 0, 1))
 	}
-	wait := p.Depart(clock.Now())
-	require.Equal(t, retry.PaceQuota, wait.Source, "nothing left")
-	clock.Advance(wait.At.Sub(clock.Now()))
-	require.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "the first after the reset")
+	firstAfterReset(t, clock, p)
 	clock.Advance(20 * time.Millisecond)
 	p.Accepted(clock.Now(), 100, 1, rateLimit(clock.Now(), 4, 1, 2, 1))
 	departNow(t, clock, p, 1, "2 left: one request of 2")
@@ -967,6 +958,17 @@ func TestPacerRefillNotReadFromAnAnswerThatHadCompany(t *testing.T) {
 	slot := p.Depart(clock.Now())
 	require.Equal(t, retry.PaceQuota, slot.Source, "the older 2 adds nothing to the 1")
 	assert.Equal(t, clock.Now().Add(time.Second), slot.At, "a window: wait for its reset, no refill read from the 2 after the 1")
+}
+
+// firstAfterReset requires p to hold the next request for a spent quota,
+// advances the clock to the slot it names (the reset), and requires the
+// first request after the reset to leave then.
+func firstAfterReset(t *testing.T, clock *retrytest.Clock, p *retry.Pacer) {
+	t.Helper()
+	wait := p.Depart(clock.Now())
+	require.Equal(t, retry.PaceQuota, wait.Source, "nothing left")
+	clock.Advance(wait.At.Sub(clock.Now()))
+	require.Equal(t, clock.Now(), p.Depart(clock.Now()).At, "the first after the reset")
 }
 
 // departNow asks p to let n requests leave at the clock's time, and

@@ -123,6 +123,10 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 			t.firstBareCut = v
 		case "firstBareSpan":
 			t.firstBareSpan = seconds(v)
+		case "firstBareAfter":
+			t.firstBareAfter = v
+		case "firstBarePlateau":
+			t.firstBarePlateau = v
 		case "windowShare":
 			t.windowShare = v
 		case "secondTake":

@@ -87,6 +87,13 @@ type pacerTuning struct {
 	// requests went at. Measured and not kept: docs/benchmarks.md ("The
 	// worst cell's start").
 	firstBareSpan time.Duration
+	// firstBareAfter (a variant only; experiment): the first bare cut's
+	// pace is also at most what was accepted after the first acceptance,
+	// over the span from it (any limiter takes a first request from rest).
+	firstBareAfter float64
+	// firstBarePlateau (a variant only; experiment): the first bare cut's
+	// plateau is its ceiling, not the rate requests were sent at.
+	firstBarePlateau float64
 	// cutFromFirstSlot (a variant only; off in the default): a bare cut's
 	// measure of what was accepted since the last cut leaves out the
 	// silence before the curve's first request past the one interval it

@@ -934,6 +934,21 @@ func TestRateCutVariants(t *testing.T) {
 		assert.InDelta(t, 0.95*200, got.Ceiling, 1e-6, "firstBareSpan: a twentieth below what was accepted over 1 s")
 		assert.InDelta(t, 300/0.48, got.Plateau, 1e-6, "and climbing back to the rate requests went at")
 	})
+	with(map[string]float64{"firstBareAfter": 1}, func() {
+		got := burst.Refused(first)
+		assert.InDelta(t, 0.95*100/0.48, got.Ceiling, 1e-6, "firstBareAfter: a twentieth below what was accepted after the first acceptance")
+		assert.InDelta(t, 300/0.48, got.Plateau, 1e-6, "and climbing back to the rate requests went at")
+		old := burst
+		old.FirstAccepted = sec(-3)
+		many := first
+		many.Recent, many.RecentSent = 600, 700
+		assert.InDelta(t, 0.95*600/2, old.Refused(many).Ceiling, 1e-6, "a first acceptance before the last 2 s: what was accepted over them, all counted")
+	})
+	with(map[string]float64{"firstBareAfter": 1, "firstBarePlateau": 1}, func() {
+		got := burst.Refused(first)
+		assert.InDelta(t, 0.95*100/0.48, got.Ceiling, 1e-6)
+		assert.InDelta(t, 100/0.48, got.Plateau, 1e-6, "firstBarePlateau: climbing back to what was accepted after the first acceptance")
+	})
 
 	// A bare cut at t0 to 950 items a second; its first request left only
 	// at 2 s (a row of refusals spaced it out); 3 000 items accepted since;

@@ -181,7 +181,18 @@ func (s rateState) bareCut(r refusedAnswer, floor float64) rateState {
 			accepted := float64(r.Recent) / s.span(r.At, tuning.firstBareSpan, acceptWindow).Seconds()
 			ceiling = max(min(ceiling, (1-tuning.firstBareCut)*accepted), floor)
 		}
-		return s.bare(r.At, ceiling, sent/(1-tuning.firstBareCut), false)
+		if s.Mode == rateUnlimited && !r.Shed && tuning.firstBareAfter > 0 {
+			after := float64(r.Recent)
+			if r.At.Sub(s.FirstAccepted) <= acceptWindow {
+				after -= tuning.firstBareAfter * float64(r.Items)
+			}
+			ceiling = max(min(ceiling, (1-tuning.firstBareCut)*after/span), floor)
+		}
+		plateau := sent / (1 - tuning.firstBareCut)
+		if s.Mode == rateUnlimited && !r.Shed && tuning.firstBarePlateau > 0 {
+			plateau = ceiling / (1 - tuning.firstBareCut) * tuning.firstBarePlateau
+		}
+		return s.bare(r.At, ceiling, plateau, false)
 	}
 	if tuning.rowKeep && s.AcceptedRun == 0 && s.refusedWhatever(r.At) {
 		// Deep in a row that refuses whatever the pace: its first

@@ -123,6 +123,8 @@ func SetTuning(set map[string]float64) (restore func(), err error) {
 			t.firstBareCut = v
 		case "firstBareSpan":
 			t.firstBareSpan = seconds(v)
+		case "windowCountedSlack":
+			t.windowCountedSlack = v != 0
 		case "firstBareAfter":
 			t.firstBareAfter = v
 		case "firstBarePlateau":

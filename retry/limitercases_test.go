@@ -66,6 +66,37 @@ func TestAFixedWindowIsHeldUntilItResets(t *testing.T) {
 	assert.GreaterOrEqual(t, within, 4, "seeds that refused at most 5 %")
 }
 
+// TestACountedWindowIsHeldJustPastTheDefault: behind the matrix's fixed
+// window of 50 requests per 10 s without hints, offered twice that, the
+// take runs out in half a window, and the next window's first refusal,
+// found by the runs' counts (windowCounts), comes about 5 s before its
+// reset: retry_after::default, give or take. Held only within the default
+// (windowCountedSlack off, the twenty-first step's law), a reset a few
+// milliseconds further was not waited for, and the pace sent a row of five
+// or six spaced refusals into the closed window: 10 of seeds 0-39 refused
+// more than 5 % of their requests (7.0-7.7 %), against 5 with the hold
+// allowed windowSlack past the default (those at 5.5 %: a first window
+// whose row was a single refusal, nothing counted). Nothing is lost either
+// way. The model is deterministic: each seed gives the same figures on
+// every run.
+func TestACountedWindowIsHeldJustPastTheDefault(t *testing.T) {
+	c, ok := scenario.CellByName("fixed-window-10s/none/5rps/1000")
+	require.True(t, ok)
+	over := func() (n int) {
+		for seed := range uint64(40) {
+			f := simulateCell(t, newCellModel(c), seed)
+			assert.Zero(t, f.Lost, "seed %d: lost", seed)
+			if f.RefusedShare() > scenario.GoalRefused {
+				n++
+			}
+		}
+		return n
+	}
+	n := over()
+	t.Logf("%d of 40 seeds refused more than 5 %%", n)
+	assert.LessOrEqual(t, n, 6, "seeds refusing more than 5 %")
+}
+
 // TestSlowBareLimitsAreProbedGently: behind a limit without hints at 4-20
 // requests a second, the pace past the rate the backend accepted grows a
 // quarter as fast once nothing was refused below that rate (quietProbe),

@@ -245,10 +245,13 @@ func (p Policy) throttled(s payloadState, d Decision, a attemptFacts) (payloadSt
 	ra := a.RetryAfter
 	d.Throttled = true
 	// A fixed window's limit reached, held until it resets: within
-	// retry_after::default, or (windowPastDefault) within retry_after::max.
+	// retry_after::default (and windowSlack, windowCountedSlack), or
+	// (windowPastDefault) within retry_after::max.
 	bound := p.RetryAfter.Default
 	if tuning.windowPastDefault && (a.WindowSeen || !tuning.windowPastSeen) {
 		bound = max(bound, p.RetryAfter.Max)
+	} else if tuning.windowCountedSlack {
+		bound = min(bound+tuning.windowSlack, max(bound, p.RetryAfter.Max))
 	}
 	window := !ra.Usable() && a.WindowHold && a.Crowding == notCrowded && p.Pacing.Enabled &&
 		nextWindow(a.Now, a.WindowPhase).Before(a.Now.Add(bound))

@@ -288,6 +288,21 @@ func TestDecide(t *testing.T) {
 			want: want{next: retry.NextGate, path: retry.PathPace},
 		},
 		{
+			name:   "429 without Retry-After, a window found by its runs' counts only, 5.03 s before the next multiple (just past retry_after::default: a load offered at twice the window's take spent it in half the window): held until it",
+			policy: pacing, attempt: after(4970*time.Millisecond, counted(lately(attempt(resp(429))))), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 5030 * time.Millisecond, source: retry.SourceWindow},
+		},
+		{
+			name:   "429 without Retry-After, a window found by its runs' counts only, 5.03 s before the next multiple, retry_after::max 5 s: at the pace",
+			policy: func(p *retry.Policy) { p.Pacing.Enabled = true; p.RetryAfter.Max = 5 * time.Second }, attempt: after(4970*time.Millisecond, counted(lately(attempt(resp(429))))), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathPace},
+		},
+		{
+			name:   "429 without Retry-After, a window found by its runs' counts only, 6.1 s before the next multiple (past retry_after::default and 1 s): at the pace",
+			policy: pacing, attempt: after(3900*time.Millisecond, counted(lately(attempt(resp(429))))), throttle: true,
+			want: want{next: retry.NextGate, path: retry.PathPace},
+		},
+		{
 			name:   "429 without Retry-After, a window found by its runs' counts only, 2 s before the next multiple: held until it",
 			policy: pacing, attempt: after(8*time.Second, counted(lately(attempt(resp(429))))), throttle: true,
 			want: want{next: retry.NextGate, path: retry.PathRateLimit, hold: retry.HoldThrottle, delay: 2 * time.Second, source: retry.SourceWindow},

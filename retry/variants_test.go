@@ -148,6 +148,10 @@ var pacerVariants = []pacerVariant{
 	// a second with a burst of 2 refuses the third request at 0.5 s, two
 	// accepted: 2 a second after the first, 6 sent), alone and with the
 	// climb back to that, not to the rate requests went at.
+	// A hold found by the runs' counts alone bound by retry_after::default
+	// only (the twenty-first step's law; the default allows windowSlack
+	// past it).
+	{"windowCountedSlack=0", map[string]float64{"windowCountedSlack": 0}, true},
 	{"firstBareAfter=1", map[string]float64{"firstBareAfter": 1}, true},
 	{"firstBareAfter=1,firstBarePlateau=1", map[string]float64{"firstBareAfter": 1, "firstBarePlateau": 1}, true},
 	// The 1 s window's used share: a bare cut measured from the curve's

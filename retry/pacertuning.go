@@ -325,7 +325,7 @@ type pacerTuning struct {
 	// once waited seconds into the next window, and a load that ends
 	// within a window took seconds longer. Measured in the limiter model
 	// (docs/benchmarks.md, fifteenth step): windowShare 2, 4, 8, 20.
-	// windowCountedSlack: a hold found by the runs' counts alone
+	// windowCountedSlack (with windowPastDefault): a hold found by the runs' counts alone
 	// (windowPastSeen) may last windowSlack past retry_after::default. A
 	// load offered at twice a 10 s window's take spends it in half the
 	// window, and the count rule's first refusal of the next window comes

@@ -248,10 +248,13 @@ func (p Policy) throttled(s payloadState, d Decision, a attemptFacts) (payloadSt
 	// retry_after::default (and windowSlack, windowCountedSlack), or
 	// (windowPastDefault) within retry_after::max.
 	bound := p.RetryAfter.Default
-	if tuning.windowPastDefault && (a.WindowSeen || !tuning.windowPastSeen) {
-		bound = max(bound, p.RetryAfter.Max)
-	} else if tuning.windowCountedSlack {
-		bound = min(bound+tuning.windowSlack, max(bound, p.RetryAfter.Max))
+	if tuning.windowPastDefault {
+		switch {
+		case a.WindowSeen || !tuning.windowPastSeen:
+			bound = max(bound, p.RetryAfter.Max)
+		case tuning.windowCountedSlack:
+			bound = min(bound+tuning.windowSlack, max(bound, p.RetryAfter.Max))
+		}
 	}
 	window := !ra.Usable() && a.WindowHold && a.Crowding == notCrowded && p.Pacing.Enabled &&
 		nextWindow(a.Now, a.WindowPhase).Before(a.Now.Add(bound))

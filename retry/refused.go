@@ -176,21 +176,23 @@ func (s rateState) bareCut(r refusedAnswer, floor float64) rateState {
 		// was chosen with the overstatement.
 		span := s.span(r.At, minBareSpan, acceptWindow).Seconds()
 		sent := max((1-tuning.firstBareCut)*float64(r.RecentSent)/span, floor)
-		ceiling := sent
-		if s.Mode == rateUnlimited && !r.Shed && tuning.firstBareSpan > 0 {
-			accepted := float64(r.Recent) / s.span(r.At, tuning.firstBareSpan, acceptWindow).Seconds()
-			ceiling = max(min(ceiling, (1-tuning.firstBareCut)*accepted), floor)
-		}
-		if s.Mode == rateUnlimited && !r.Shed && tuning.firstBareAfter > 0 {
-			after := float64(r.Recent)
-			if r.At.Sub(s.FirstAccepted) <= acceptWindow {
-				after -= tuning.firstBareAfter * float64(r.Items)
+		ceiling, plateau := sent, sent/(1-tuning.firstBareCut)
+		if !r.Shed {
+			// The first bare 429's variants (off in the default).
+			if tuning.firstBareSpan > 0 {
+				accepted := float64(r.Recent) / s.span(r.At, tuning.firstBareSpan, acceptWindow).Seconds()
+				ceiling = max(min(ceiling, (1-tuning.firstBareCut)*accepted), floor)
 			}
-			ceiling = max(min(ceiling, (1-tuning.firstBareCut)*after/span), floor)
-		}
-		plateau := sent / (1 - tuning.firstBareCut)
-		if s.Mode == rateUnlimited && !r.Shed && tuning.firstBarePlateau > 0 {
-			plateau = ceiling / (1 - tuning.firstBareCut) * tuning.firstBarePlateau
+			if tuning.firstBareAfter > 0 {
+				after := float64(r.Recent)
+				if r.At.Sub(s.FirstAccepted) <= acceptWindow {
+					after -= tuning.firstBareAfter * float64(r.Items)
+				}
+				ceiling = max(min(ceiling, (1-tuning.firstBareCut)*after/span), floor)
+			}
+			if tuning.firstBarePlateau > 0 {
+				plateau = ceiling / (1 - tuning.firstBareCut)
+			}
 		}
 		return s.bare(r.At, ceiling, plateau, false)
 	}

@@ -142,16 +142,16 @@ var pacerVariants = []pacerVariant{
 	{"firstBareSpan=0.5", map[string]float64{"firstBareSpan": 0.5}, true},
 	{"firstBareSpan=1", map[string]float64{"firstBareSpan": 1}, true},
 	{"firstBareSpan=0.5,regainRequests=40,maxRegain=20", map[string]float64{"firstBareSpan": 0.5, "regainRequests": 40, "maxRegain": 20}, true},
+	// A hold found by the runs' counts alone bound by retry_after::default
+	// only (the twenty-first step's law; the default allows windowSlack
+	// past it).
+	{"windowCountedSlack=0", map[string]float64{"windowCountedSlack": 0}, true},
 	// The worst cell's start again (twenty-second step): the first bare
 	// cut's pace at most what was accepted after the first acceptance
 	// (any limiter takes a first request from rest; a GCRA of 2 requests
 	// a second with a burst of 2 refuses the third request at 0.5 s, two
 	// accepted: 2 a second after the first, 6 sent), alone and with the
 	// climb back to that, not to the rate requests went at.
-	// A hold found by the runs' counts alone bound by retry_after::default
-	// only (the twenty-first step's law; the default allows windowSlack
-	// past it).
-	{"windowCountedSlack=0", map[string]float64{"windowCountedSlack": 0}, true},
 	{"firstBareAfter=1", map[string]float64{"firstBareAfter": 1}, true},
 	{"firstBareAfter=1,firstBarePlateau=1", map[string]float64{"firstBareAfter": 1, "firstBarePlateau": 1}, true},
 	// The 1 s window's used share: a bare cut measured from the curve's
